@@ -1,0 +1,60 @@
+// Argument parsing and exit codes; nothing else. 0 success, 1 failure, 2 usage or input error.
+import { parseArgs } from 'node:util';
+import { COMMANDS, type CommandEntry } from './commands/index.ts';
+import { commandHelp, topHelp } from './cli/help.ts';
+import { say, type CliContext } from './cli/command.ts';
+import { formatError, InputError, isExpectedError } from './errors.ts';
+
+/** Runs hardway with the given arguments and returns the exit code. */
+export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout' | 'stderr' | 'cwd' | 'env'>> = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    say(argv.length === 0 ? stderr : stdout, topHelp(COMMANDS));
+    return argv.length === 0 ? 2 : 0;
+  }
+  if (argv[0] === '--version') {
+    say(stdout, '0.1.0');
+    return 0;
+  }
+  const entry = findCommand(argv);
+  if (!entry) {
+    say(stderr, `error: unknown command "${argv[0]}"\n  hint: run "hardway --help" for the list of commands`);
+    return 2;
+  }
+  const rest = argv.slice(entry.name.split(' ').length);
+  try {
+    const cmd = await entry.load();
+    if (rest.includes('--help') || rest.includes('-h')) {
+      say(stdout, commandHelp(cmd));
+      return 0;
+    }
+    let parsed;
+    try {
+      parsed = parseArgs({ args: rest, options: cmd.options, allowPositionals: cmd.args !== undefined, strict: true });
+    } catch (e) {
+      throw new InputError((e as Error).message.replace(/\. To specify.*$/s, ''), `run "hardway ${cmd.name} --help" for its options`);
+    }
+    return await cmd.run({
+      values: parsed.values as CliContext['values'],
+      positionals: parsed.positionals,
+      stdout,
+      stderr,
+      cwd: io.cwd ?? process.cwd(),
+      env: io.env ?? process.env,
+    });
+  } catch (e) {
+    if (isExpectedError(e)) {
+      say(stderr, formatError(e));
+      return e.exitCode;
+    }
+    say(stderr, `internal error (a bug in hardway): ${(e as Error)?.stack ?? String(e)}`);
+    return 1;
+  }
+}
+
+/** The longest command name that the arguments start with ('certs check' before 'certs'). */
+function findCommand(argv: string[]): CommandEntry | undefined {
+  const byLength = [...COMMANDS].sort((a, b) => b.name.split(' ').length - a.name.split(' ').length);
+  return byLength.find((c) => c.name.split(' ').every((w, i) => argv[i] === w));
+}

@@ -1,0 +1,51 @@
+// The shape of a CLI command: its options (which double as its --help) and its run function.
+import type { Writable } from 'node:stream';
+
+/** One option of a command, as node:util parseArgs takes it plus a description for --help. */
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  default?: string | boolean | string[];
+  /** Placeholder shown in help, e.g. NAME. */
+  arg?: string;
+  description: string;
+}
+
+/** What a command's run function receives: parsed options, positionals and the I/O to use. */
+export interface CliContext {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+  stdout: Writable;
+  stderr: Writable;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A command the user can type: `hardway <name> ...`. */
+export interface CliCommand {
+  /** Words the user types, e.g. 'certs check' or 'lab up'. */
+  name: string;
+  summary: string;
+  /** Positional arguments for the usage line, e.g. 'MACHINE [COMMAND...]'. */
+  args?: string;
+  /** Extra paragraphs for --help. */
+  details?: string;
+  options: Record<string, OptionSpec>;
+  run(ctx: CliContext): Promise<number>;
+}
+
+/** Options every command that reads the inventory takes. */
+export const INVENTORY_OPTIONS: Record<string, OptionSpec> = {
+  machines: {
+    type: 'string',
+    arg: 'FILE',
+    default: 'machines.txt',
+    description: 'the inventory; cluster.yaml, pki/ and known_hosts are looked up beside it',
+  },
+};
+
+/** Writes one line to a stream. */
+export function say(stream: Writable, line = ''): void {
+  stream.write(line + '\n');
+}

@@ -1,0 +1,194 @@
+// cluster.yaml: optional cluster-wide settings beside machines.txt, every key defaulting to the
+// KTHW values. Unknown keys and bad values are input errors naming the file and line.
+import { readFileSync, existsSync } from 'node:fs';
+import { LineCounter, parseDocument, isMap, isScalar, type Node, type Pair } from 'yaml';
+import { InputError } from './errors.ts';
+import { parseCidr } from './net/ipv4.ts';
+
+/** Key algorithms hardway can issue certificates with. */
+export const KEY_ALGORITHMS = ['rsa-4096', 'rsa-2048', 'ecdsa-p256'] as const;
+/** One of the supported key algorithms. */
+export type KeyAlgorithm = (typeof KEY_ALGORITHMS)[number];
+
+/** Components whose version the cluster pins. */
+export const COMPONENTS = ['kubernetes', 'etcd', 'containerd', 'runc', 'cni-plugins', 'crictl'] as const;
+/** A component name. */
+export type Component = (typeof COMPONENTS)[number];
+
+/** How hardway reaches the machines over SSH. Paths are resolved against the project directory. */
+export interface SshSettings {
+  user: string;
+  port: number;
+  identityFile?: string;
+  knownHosts: string;
+  jumpHost?: string;
+  configFile?: string;
+}
+
+/** Every cluster-wide setting, defaults filled in. */
+export interface ClusterSettings {
+  clusterCidr: string;
+  serviceCidr: string;
+  clusterDomain: string;
+  apiPort: number;
+  nodePortRange: string;
+  keyAlgorithm: KeyAlgorithm;
+  certValidityDays: number;
+  renewBeforeDays: number;
+  versions: Record<Component, string>;
+  ssh: SshSettings;
+}
+
+/** The KTHW defaults (stable releases where the tutorial used pre-releases). */
+export function defaultSettings(): ClusterSettings {
+  return {
+    clusterCidr: '10.200.0.0/16',
+    serviceCidr: '10.32.0.0/24',
+    clusterDomain: 'cluster.local',
+    apiPort: 6443,
+    nodePortRange: '30000-32767',
+    keyAlgorithm: 'rsa-4096',
+    certValidityDays: 3653,
+    renewBeforeDays: 30,
+    versions: {
+      kubernetes: 'v1.32.3',
+      etcd: 'v3.5.21',
+      containerd: 'v2.0.5',
+      runc: 'v1.2.6',
+      'cni-plugins': 'v1.6.2',
+      crictl: 'v1.32.0',
+    },
+    ssh: { user: 'root', port: 22, knownHosts: 'known_hosts' },
+  };
+}
+
+type Check = (value: unknown, say: (msg: string, hint?: string) => never) => unknown;
+
+const DNS_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const SAFE_PATH = /^[A-Za-z0-9_@%+=:,./~-]+$/;
+const SAFE_WORD = /^[A-Za-z0-9_.-]+$/;
+
+const str =
+  (pattern: RegExp, what: string): Check =>
+  (v, say) => {
+    if (typeof v !== 'string' || !pattern.test(v)) say(`expected ${what}, got ${JSON.stringify(v)}`);
+    return v;
+  };
+const int =
+  (min: number, max: number): Check =>
+  (v, say) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+      say(`expected a whole number from ${min} to ${max}, got ${JSON.stringify(v)}`);
+    return v;
+  };
+const cidr: Check = (v, say) => {
+  if (typeof v !== 'string') say(`expected a network like 10.200.0.0/16, got ${JSON.stringify(v)}`);
+  const r = parseCidr(v as string);
+  if (!r.ok) say(r.reason, r.meant ? `did you mean ${r.meant}?` : 'write it as a.b.c.d/n');
+  return v;
+};
+const portRange: Check = (v, say) => {
+  const m = typeof v === 'string' ? /^(\d{1,5})-(\d{1,5})$/.exec(v) : null;
+  if (!m || Number(m[1]) >= Number(m[2]) || Number(m[2]) > 65535)
+    say(`expected a port range like 30000-32767, got ${JSON.stringify(v)}`);
+  return v;
+};
+const oneOf =
+  (choices: readonly string[]): Check =>
+  (v, say) => {
+    if (typeof v !== 'string' || !choices.includes(v))
+      say(`expected one of ${choices.join(', ')}, got ${JSON.stringify(v)}`);
+    return v;
+  };
+
+const TOP: Record<string, Check | 'versions' | 'ssh'> = {
+  clusterCidr: cidr,
+  serviceCidr: cidr,
+  clusterDomain: str(DNS_NAME, 'a DNS domain like cluster.local'),
+  apiPort: int(1, 65535),
+  nodePortRange: portRange,
+  keyAlgorithm: oneOf(KEY_ALGORITHMS),
+  certValidityDays: int(1, 36500),
+  renewBeforeDays: int(0, 3650),
+  versions: 'versions',
+  ssh: 'ssh',
+};
+const VERSION = str(/^v?\d+\.\d+\.\d+([-+][A-Za-z0-9.-]+)?$/, 'a version like v1.32.3');
+const SSH: Record<keyof SshSettings, Check> = {
+  user: str(SAFE_WORD, 'a user name'),
+  port: int(1, 65535),
+  identityFile: str(SAFE_PATH, 'a file path without spaces or shell characters'),
+  knownHosts: str(SAFE_PATH, 'a file path without spaces or shell characters'),
+  jumpHost: str(/^([A-Za-z0-9_.-]+@)?[A-Za-z0-9_.-]+(:\d{1,5})?$/, 'a jump host like user@host:22'),
+  configFile: str(SAFE_PATH, 'a file path without spaces or shell characters'),
+};
+
+/** Reads cluster.yaml if it exists (else defaults) and validates every key. */
+export function loadClusterSettings(file: string): ClusterSettings {
+  const settings = defaultSettings();
+  if (!existsSync(file)) return settings;
+  return parseClusterSettings(readFileSync(file, 'utf8'), file);
+}
+
+/** Parses and validates cluster.yaml text; `file` is used in error messages. */
+export function parseClusterSettings(text: string, file: string): ClusterSettings {
+  const settings = defaultSettings();
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const lineOf = (node: Node | null | undefined) =>
+    node?.range ? lines.linePos(node.range[0]).line : undefined;
+  if (doc.errors.length > 0) {
+    const err = doc.errors[0]!;
+    throw new InputError(
+      `not valid YAML: ${err.message.split('\n')[0]}`,
+      'fix the YAML syntax (indentation with spaces, key: value)',
+      { file, line: lines.linePos(err.pos[0]).line },
+    );
+  }
+  if (doc.contents === null) return settings;
+  const mapOrFail = (node: unknown, what: string, line?: number) => {
+    if (!isMap(node))
+      throw new InputError(`${what} must be a mapping of key: value`, undefined, { file, line });
+    return node.items as Pair<Node, Node>[];
+  };
+  const each = (
+    pairs: Pair<Node, Node>[],
+    known: string[],
+    where: string,
+    fn: (key: string, value: unknown, pair: Pair<Node, Node>, line?: number) => void,
+  ) => {
+    for (const pair of pairs) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      const line = lineOf(pair.key);
+      if (!known.includes(key))
+        throw new InputError(`unknown key "${key}"${where}`, `known keys: ${known.join(', ')}`, { file, line });
+      const value = isScalar(pair.value) ? pair.value.value : pair.value;
+      fn(key, value, pair, lineOf(pair.value) ?? line);
+    }
+  };
+  const validate = (check: Check, key: string, value: unknown, line?: number) =>
+    check(value, (msg, hint) => {
+      throw new InputError(`${key}: ${msg}`, hint, { file, line });
+    });
+
+  each(mapOrFail(doc.contents, 'cluster.yaml', 1), Object.keys(TOP), '', (key, value, pair, line) => {
+    const check = TOP[key]!;
+    if (check === 'versions') {
+      each(mapOrFail(pair.value, 'versions', line), [...COMPONENTS], ' under versions', (c, v, _p, l) => {
+        settings.versions[c as Component] = validate(VERSION, `versions.${c}`, v, l) as string;
+      });
+    } else if (check === 'ssh') {
+      each(mapOrFail(pair.value, 'ssh', line), Object.keys(SSH), ' under ssh', (k, v, _p, l) => {
+        (settings.ssh as unknown as Record<string, unknown>)[k] = validate(
+          SSH[k as keyof SshSettings],
+          `ssh.${k}`,
+          v,
+          l,
+        );
+      });
+    } else {
+      (settings as unknown as Record<string, unknown>)[key] = validate(check, key, value, line);
+    }
+  });
+  return settings;
+}

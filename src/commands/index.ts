@@ -1,0 +1,36 @@
+// Every command hardway offers, loaded lazily so that --help and one command stay fast.
+import type { CliCommand } from '../cli/command.ts';
+
+/** A command's name, its one-line summary for the top-level help, and how to load it. */
+export interface CommandEntry {
+  name: string;
+  summary: string;
+  load: () => Promise<CliCommand>;
+}
+
+const remote = (name: string) => async () => (await import('./remote.ts')).remoteCommand(name);
+
+/** The command table, in the order a user meets them. */
+export const COMMANDS: CommandEntry[] = [
+  { name: 'certs', summary: 'Create the CA and every certificate in pki/ (keeps what is still right)', load: async () => (await import('./certs.ts')).certsCommand },
+  { name: 'certs check', summary: 'Check every certificate: chain, key, names, expiry', load: async () => (await import('./certs.ts')).certsCheckCommand },
+  { name: 'kubeconfigs', summary: 'Write every kubeconfig into pki/, certificates embedded', load: async () => (await import('./kubeconfigs.ts')).kubeconfigsCommand },
+  { name: 'encryption-config', summary: 'Write the encryption-at-rest config (key generated once, then kept)', load: async () => (await import('./encryption-config.ts')).encryptionConfigCommand },
+  { name: 'render', summary: "Render each machine's files into a directory tree, as they will be installed", load: async () => (await import('./render.ts')).renderCommand },
+  { name: 'download', summary: 'Download and verify the binaries into downloads/ (or extract them from Debian packages)', load: async () => (await import('./download.ts')).downloadCommand },
+  { name: 'lab up', summary: 'Start local lab machines (systemd-nspawn) with sshd and cloud-init', load: async () => (await import('./lab.ts')).labUpCommand },
+  { name: 'lab status', summary: 'Show each lab machine: address, running, SSH reachable', load: async () => (await import('./lab.ts')).labStatusCommand },
+  { name: 'lab ssh', summary: 'Open a shell or run a command on a lab machine', load: async () => (await import('./lab.ts')).labSshCommand },
+  { name: 'lab reboot', summary: 'Restart a lab machine for real (cloud-init runs again)', load: async () => (await import('./lab.ts')).labRebootCommand },
+  { name: 'lab stop', summary: 'Stop one lab machine', load: async () => (await import('./lab.ts')).labStopCommand },
+  { name: 'lab start', summary: 'Start a stopped lab machine', load: async () => (await import('./lab.ts')).labStartCommand },
+  { name: 'lab down', summary: 'Stop every lab machine and remove overlays, bridge and mounts', load: async () => (await import('./lab.ts')).labDownCommand },
+  { name: 'pin-hosts', summary: "Pin every machine name in /etc/hosts and cloud-init's hosts template", load: remote('pin-hosts') },
+  { name: 'distribute', summary: 'Give every machine exactly its own certificates, keys and kubeconfigs', load: remote('distribute') },
+  { name: 'bootstrap-etcd', summary: 'Run etcd over TLS on the control-plane machines', load: remote('bootstrap-etcd') },
+  { name: 'bootstrap-control-plane', summary: 'Run the API server, controller manager and scheduler', load: remote('bootstrap-control-plane') },
+  { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, kubelet and kube-proxy on the workers', load: remote('bootstrap-workers') },
+  { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", load: remote('routes') },
+  { name: 'verify', summary: 'Read-only checks of the whole cluster', load: remote('verify') },
+  { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers, routes, verify', load: remote('up') },
+];

@@ -1,0 +1,73 @@
+// The few error types hardway raises on purpose. Each carries the facts a user needs to act,
+// and the CLI prints them without a stack trace.
+
+/** Where in an input file a problem was found. */
+export interface Location {
+  file: string;
+  line?: number;
+}
+
+/** Bad input or usage: exit code 2, nothing was changed. */
+export class InputError extends Error {
+  readonly exitCode = 2;
+  constructor(
+    message: string,
+    readonly hint?: string,
+    readonly where?: Location,
+  ) {
+    super(message);
+    this.name = 'InputError';
+  }
+}
+
+/** An expected failure of the work itself (a check failed, a step failed): exit code 1. */
+export class FailureError extends Error {
+  readonly exitCode = 1;
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = 'FailureError';
+  }
+}
+
+/** A command that failed on a machine (or locally, machine = 'local'): names machine, command and stderr. */
+export class CommandError extends Error {
+  readonly exitCode = 1;
+  constructor(
+    readonly machine: string,
+    readonly command: string,
+    readonly code: number | null,
+    readonly stderr: string,
+    readonly stdout = '',
+  ) {
+    super(
+      `${machine}: command failed (exit ${code ?? 'signal'}): ${command}` +
+        (stderr.trim() ? `\n${indent(stderr.trim())}` : ''),
+    );
+    this.name = 'CommandError';
+  }
+}
+
+/** True for errors raised on purpose, which the CLI prints without a stack trace. */
+export function isExpectedError(e: unknown): e is InputError | FailureError | CommandError {
+  return e instanceof InputError || e instanceof FailureError || e instanceof CommandError;
+}
+
+/** Formats an expected error as the user sees it: `file:line: message` then a hint. */
+export function formatError(e: InputError | FailureError | CommandError): string {
+  let where = '';
+  if (e instanceof InputError && e.where) {
+    where = e.where.line ? `${e.where.file}:${e.where.line}: ` : `${e.where.file}: `;
+  }
+  const hint = 'hint' in e && e.hint ? `\n  hint: ${e.hint}` : '';
+  return `error: ${where}${e.message}${hint}`;
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
+}

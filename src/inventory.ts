@@ -1,0 +1,179 @@
+// machines.txt (KTHW format: `IPV4 FQDN HOSTNAME [POD_SUBNET]`) plus cluster.yaml -> a validated
+// Inventory. Every value that differs per machine or per cluster comes from here.
+import { readFileSync, existsSync } from 'node:fs';
+import { dirname, join, resolve, basename } from 'node:path';
+import { InputError } from './errors.ts';
+import { loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
+import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
+
+/** A machine's role: a line without a pod subnet is a control-plane machine, with one a worker. */
+export type Role = 'control-plane' | 'worker';
+
+/** One line of machines.txt, validated. */
+export interface Machine {
+  ip: string;
+  fqdn: string;
+  hostname: string;
+  podSubnet?: string;
+  role: Role;
+  line: number;
+}
+
+/** The whole cluster: machines, settings and the values derived from them. */
+export interface Inventory {
+  dir: string;
+  machinesFile: string;
+  clusterFile: string;
+  machines: Machine[];
+  controlPlanes: Machine[];
+  workers: Machine[];
+  settings: ClusterSettings;
+  /** First address of the service CIDR: the `kubernetes` Service IP. */
+  serviceIp: string;
+  /** FQDN of the first control-plane machine: the name kubelets and kube-proxy use for the API. */
+  apiServerName: string;
+  /** https://<apiServerName>:<apiPort> */
+  apiServerUrl: string;
+}
+
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** Loads machines.txt and the cluster.yaml beside it; throws InputError with file:line on any problem. */
+export function loadInventory(machinesFile: string): Inventory {
+  const file = resolve(machinesFile);
+  if (!existsSync(file)) {
+    throw new InputError(
+      `${machinesFile} not found`,
+      'run hardway in the directory that holds machines.txt, or pass --machines FILE',
+    );
+  }
+  const dir = dirname(file);
+  const clusterFile = join(dir, 'cluster.yaml');
+  const settings = loadClusterSettings(clusterFile);
+  return parseInventory(readFileSync(file, 'utf8'), settings, { file, dir, clusterFile });
+}
+
+/** Parses machines.txt text against already-loaded settings. Pure; used by loadInventory and tests. */
+export function parseInventory(
+  text: string,
+  settings: ClusterSettings,
+  paths: { file: string; dir: string; clusterFile: string },
+): Inventory {
+  const shown = basename(paths.file);
+  const fail = (line: number, msg: string, hint?: string): never => {
+    throw new InputError(msg, hint, { file: shown, line });
+  };
+  const clusterNet = (parseCidr(settings.clusterCidr) as { ok: true; net: Network }).net;
+  const serviceNet = (parseCidr(settings.serviceCidr) as { ok: true; net: Network }).net;
+  if (overlaps(clusterNet, serviceNet)) {
+    throw new InputError(
+      `serviceCidr ${settings.serviceCidr} overlaps clusterCidr ${settings.clusterCidr}`,
+      'choose a service CIDR outside the pod network',
+      { file: basename(paths.clusterFile) },
+    );
+  }
+
+  const machines: Machine[] = [];
+  const nets: { net: Network; m: Machine }[] = [];
+  const seen = { ip: new Map<string, number>(), fqdn: new Map<string, number>(), hostname: new Map<string, number>() };
+
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = i + 1;
+    const content = raw.replace(/#.*$/, '').trim();
+    if (content === '') return;
+    const fields = content.split(/[ \t]+/);
+    if (fields.length < 3 || fields.length > 4) {
+      fail(line, `expected "IP FQDN HOSTNAME [POD_SUBNET]", found ${fields.length} field(s)`,
+        'one machine per line, e.g. "10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24"');
+    }
+    const unsafe = fields.find((f) => !/^[A-Za-z0-9./-]+$/.test(f));
+    if (unsafe !== undefined) {
+      fail(line, `"${unsafe}" contains characters that are not allowed (only letters, digits, ".", "-", "/")`,
+        'names and addresses may not contain shell characters, quotes or spaces');
+    }
+    const [ip, fqdn, hostname, subnet] = fields as [string, string, string, string | undefined];
+    const ipNum = parseIPv4(ip);
+    if (ipNum === undefined) fail(line, `"${ip}" is not a valid IPv4 address`, 'write it as four numbers 0-255, e.g. 10.240.0.20');
+    const labels = fqdn.split('.');
+    if (fqdn.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l))) {
+      fail(line, `"${fqdn}" is not a valid fully qualified domain name`,
+        'lower-case labels of letters, digits and "-", separated by dots, e.g. node-0.kubernetes.local');
+    }
+    if (!LABEL.test(hostname)) {
+      fail(line, `"${hostname}" is not a valid hostname`, 'a lower-case label of letters, digits and "-", e.g. node-0');
+    }
+    if (labels[0] !== hostname) {
+      fail(line, `hostname "${hostname}" is not the first label of FQDN "${fqdn}"`,
+        `the kubelet's node name comes from the hostname; write "${labels[0]}" or change the FQDN`);
+    }
+    for (const [key, value] of [['ip', ip], ['fqdn', fqdn], ['hostname', hostname]] as const) {
+      const prev = seen[key].get(value);
+      if (prev !== undefined) fail(line, `duplicate ${key === 'ip' ? 'IP address' : key === 'fqdn' ? 'FQDN' : 'hostname'} "${value}" (also on line ${prev})`, 'every machine needs its own IP, FQDN and hostname');
+      seen[key].set(value, line);
+    }
+    const machine: Machine = { ip, fqdn, hostname, role: subnet ? 'worker' : 'control-plane', line };
+    if (subnet !== undefined) {
+      const r = parseCidr(subnet);
+      if (!r.ok) fail(line, `pod subnet ${r.reason}`, r.meant ? `did you mean ${r.meant}?` : 'write it as a.b.c.d/n, e.g. 10.200.0.0/24');
+      const net = (r as { ok: true; net: Network }).net;
+      if (!within(net, clusterNet)) {
+        fail(line, `pod subnet ${subnet} is outside the cluster CIDR ${settings.clusterCidr}`,
+          'pick a subnet inside clusterCidr, or change clusterCidr in cluster.yaml');
+      }
+      if (overlaps(net, serviceNet)) fail(line, `pod subnet ${subnet} overlaps the service CIDR ${settings.serviceCidr}`, 'pick another subnet');
+      if (net.prefix > 30) fail(line, `pod subnet ${subnet} is too small for pods`, 'use a /24 (up to 253 pod IPs) or larger');
+      for (const other of nets) {
+        if (overlaps(net, other.net)) {
+          fail(line, `pod subnet ${subnet} overlaps ${other.net.text} of ${other.m.hostname} (line ${other.m.line})`,
+            'every worker needs its own subnet, e.g. 10.200.N.0/24');
+        }
+      }
+      nets.push({ net, m: machine });
+      machine.podSubnet = subnet;
+    }
+    machines.push(machine);
+  });
+
+  // Machine addresses may not fall into any pod subnet or the service range: routing would break.
+  for (const m of machines) {
+    const ipNum = parseIPv4(m.ip)!;
+    if (contains(serviceNet, ipNum)) fail(m.line, `IP ${m.ip} lies inside the service CIDR ${settings.serviceCidr}`, 'machine addresses must be outside the service range');
+    for (const { net, m: owner } of nets) {
+      if (contains(net, ipNum)) {
+        fail(Math.max(m.line, owner.line), `pod subnet ${net.text} of ${owner.hostname} contains the IP ${m.ip} of ${m.hostname}`,
+          'pod subnets must not overlap the machines\' own network');
+      }
+    }
+  }
+
+  const controlPlanes = machines.filter((m) => m.role === 'control-plane');
+  if (controlPlanes.length === 0) {
+    throw new InputError('no control-plane machine: every line has a pod subnet',
+      'add a line without a 4th column for the server, e.g. "10.240.0.10 server.kubernetes.local server"', { file: shown });
+  }
+  const apiServerName = controlPlanes[0]!.fqdn;
+  return {
+    dir: paths.dir,
+    machinesFile: paths.file,
+    clusterFile: paths.clusterFile,
+    machines,
+    controlPlanes,
+    workers: machines.filter((m) => m.role === 'worker'),
+    settings,
+    serviceIp: nthAddress(serviceNet, 1),
+    apiServerName,
+    apiServerUrl: `https://${apiServerName}:${settings.apiPort}`,
+  };
+}
+
+/** Picks machines by exact hostname (node-1 never matches node-10); unknown names are input errors. */
+export function selectMachines(inv: Inventory, names: string[] | undefined): Machine[] {
+  if (!names || names.length === 0) return inv.machines;
+  for (const n of names) {
+    if (!inv.machines.some((m) => m.hostname === n)) {
+      throw new InputError(`no machine named "${n}" in machines.txt`,
+        `known machines: ${inv.machines.map((m) => m.hostname).join(', ')}`);
+    }
+  }
+  return inv.machines.filter((m) => names.includes(m.hostname));
+}
