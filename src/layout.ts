@@ -1,0 +1,78 @@
+// Where every file lives: in pki/ on the jumpbox and on the machines. One table that the
+// certificate, render and step code all read, so a path is written down once.
+
+/** Files in the project's pki/ directory (relative to the project directory). */
+export const PKI = {
+  dir: 'pki',
+  ca: { crt: 'pki/ca.crt', key: 'pki/ca.key' },
+  etcdCa: { crt: 'pki/etcd-ca.crt', key: 'pki/etcd-ca.key' },
+  /** `name` is an identity: admin, node-0, kube-proxy, kube-api-server, etcd-server-server, etcd-client, ... */
+  crt: (name: string) => `pki/${name}.crt`,
+  key: (name: string) => `pki/${name}.key`,
+  kubeconfig: (name: string) => `pki/${name}.kubeconfig`,
+  encryptionConfig: 'pki/encryption-config.yaml',
+} as const;
+
+/** Paths on a control-plane machine. */
+export const SERVER = {
+  bin: '/usr/local/bin',
+  k8sDir: '/var/lib/kubernetes',
+  caCrt: '/var/lib/kubernetes/ca.crt',
+  caKey: '/var/lib/kubernetes/ca.key',
+  apiServerCrt: '/var/lib/kubernetes/kube-api-server.crt',
+  apiServerKey: '/var/lib/kubernetes/kube-api-server.key',
+  serviceAccountsCrt: '/var/lib/kubernetes/service-accounts.crt',
+  serviceAccountsKey: '/var/lib/kubernetes/service-accounts.key',
+  encryptionConfig: '/var/lib/kubernetes/encryption-config.yaml',
+  controllerManagerKubeconfig: '/var/lib/kubernetes/kube-controller-manager.kubeconfig',
+  schedulerKubeconfig: '/var/lib/kubernetes/kube-scheduler.kubeconfig',
+  adminKubeconfig: '/var/lib/kubernetes/admin.kubeconfig',
+  /** The API server's client certificate towards etcd (signed by the etcd CA). */
+  etcdClientCrt: '/var/lib/kubernetes/etcd-client.crt',
+  etcdClientKey: '/var/lib/kubernetes/etcd-client.key',
+  etcdCaCrt: '/var/lib/kubernetes/etcd-ca.crt',
+  schedulerConfig: '/etc/kubernetes/config/kube-scheduler.yaml',
+  etcdDataDir: '/var/lib/etcd',
+  /** etcd's own serving/peer certificate and the CA it trusts for clients and peers. */
+  etcdPkiDir: '/etc/etcd',
+  etcdCrt: '/etc/etcd/server.crt',
+  etcdKey: '/etc/etcd/server.key',
+  etcdCa: '/etc/etcd/ca.crt',
+  auditLog: '/var/log/audit.log',
+} as const;
+
+/** Paths on a worker. */
+export const WORKER = {
+  bin: '/usr/local/bin',
+  cniBin: '/opt/cni/bin',
+  cniConfDir: '/etc/cni/net.d',
+  cniBridgeConf: '/etc/cni/net.d/10-bridge.conf',
+  cniLoopbackConf: '/etc/cni/net.d/99-loopback.conf',
+  containerdConfig: '/etc/containerd/config.toml',
+  kubeletDir: '/var/lib/kubelet',
+  kubeletCaCrt: '/var/lib/kubelet/ca.crt',
+  kubeletCrt: '/var/lib/kubelet/kubelet.crt',
+  kubeletKey: '/var/lib/kubelet/kubelet.key',
+  kubeletKubeconfig: '/var/lib/kubelet/kubeconfig',
+  kubeletConfig: '/var/lib/kubelet/kubelet-config.yaml',
+  kubeProxyKubeconfig: '/var/lib/kube-proxy/kubeconfig',
+  kubeProxyConfig: '/var/lib/kube-proxy/kube-proxy-config.yaml',
+  modulesLoad: '/etc/modules-load.d/hardway-kubernetes.conf',
+  sysctl: '/etc/sysctl.d/90-hardway-kubernetes.conf',
+} as const;
+
+/** Paths on every machine. */
+export const ANY = {
+  units: '/etc/systemd/system',
+  hosts: '/etc/hosts',
+  hostname: '/etc/hostname',
+  /** cloud-init's hosts template for a distribution (`debian`, `ubuntu`, `redhat`, ...). */
+  cloudHostsTemplate: (distro: string) => `/etc/cloud/templates/hosts.${distro}.tmpl`,
+  routesUnit: '/etc/systemd/system/hardway-pod-routes.service',
+} as const;
+
+/** The markers around the block hardway owns in /etc/hosts and the cloud-init template. */
+export const HOSTS_MARKERS = {
+  begin: '# BEGIN hardway: cluster machines (managed by hardway pin-hosts; edits are replaced)',
+  end: '# END hardway: cluster machines',
+} as const;
