@@ -1,0 +1,39 @@
+// The contract between the engine and a machine: the only way any step touches a machine.
+import type { Command } from '../shell.ts';
+
+/** What a finished remote command returned. A non-zero code is data here, not an exception. */
+export interface ExecResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options for one exec. */
+export interface ExecOptions {
+  /** Data written to the command's stdin, then closed. */
+  stdin?: string | Buffer;
+  /** Milliseconds before the command is abandoned with a timeout error (default: transport's). */
+  timeoutMs?: number;
+}
+
+/** Where an upload's bytes come from: memory, or a local file streamed from disk (large binaries). */
+export type UploadSource = { data: Buffer } | { file: string };
+
+/** Options for one upload. */
+export interface UploadOptions {
+  mode: number;
+  /** `user:group` for chown after writing; default root:root. */
+  owner?: string;
+}
+
+/** One connection to one machine, reused by every step of a run. */
+export interface Transport {
+  /** The machine's hostname as in machines.txt; every error names it. */
+  readonly machine: string;
+  /** Runs a command built with `sh`; resolves with the exit code, rejects only on transport failure or timeout. */
+  exec(cmd: Command, opts?: ExecOptions): Promise<ExecResult>;
+  /** Writes a file atomically: temp file beside the target, mode/owner set, renamed over it; parent dirs created. */
+  upload(path: string, source: UploadSource, opts: UploadOptions): Promise<void>;
+  /** Closes the connection. */
+  close(): Promise<void>;
+}
