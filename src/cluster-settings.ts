@@ -124,10 +124,9 @@ const SSH: Record<keyof SshSettings, Check> = {
 };
 
 /** Reads cluster.yaml if it exists (else defaults) and validates every key. */
-export function loadClusterSettings(file: string): ClusterSettings {
-  const settings = defaultSettings();
-  if (!existsSync(file)) return settings;
-  return parseClusterSettings(readFileSync(file, 'utf8'), file);
+export function loadClusterSettings(file: string, shownAs = file): ClusterSettings {
+  if (!existsSync(file)) return defaultSettings();
+  return parseClusterSettings(readFileSync(file, 'utf8'), shownAs);
 }
 
 /** Parses and validates cluster.yaml text; `file` is used in error messages. */

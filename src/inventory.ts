@@ -1,7 +1,7 @@
 // machines.txt (KTHW format: `IPV4 FQDN HOSTNAME [POD_SUBNET]`) plus cluster.yaml -> a validated
 // Inventory. Every value that differs per machine or per cluster comes from here.
 import { readFileSync, existsSync } from 'node:fs';
-import { dirname, join, resolve, basename } from 'node:path';
+import { dirname, join, resolve, relative } from 'node:path';
 import { InputError } from './errors.ts';
 import { loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
 import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
@@ -49,7 +49,7 @@ export function loadInventory(machinesFile: string): Inventory {
   }
   const dir = dirname(file);
   const clusterFile = join(dir, 'cluster.yaml');
-  const settings = loadClusterSettings(clusterFile);
+  const settings = loadClusterSettings(clusterFile, displayPath(clusterFile));
   return parseInventory(readFileSync(file, 'utf8'), settings, { file, dir, clusterFile });
 }
 
@@ -59,7 +59,7 @@ export function parseInventory(
   settings: ClusterSettings,
   paths: { file: string; dir: string; clusterFile: string },
 ): Inventory {
-  const shown = basename(paths.file);
+  const shown = displayPath(paths.file);
   const fail = (line: number, msg: string, hint?: string): never => {
     throw new InputError(msg, hint, { file: shown, line });
   };
@@ -69,7 +69,7 @@ export function parseInventory(
     throw new InputError(
       `serviceCidr ${settings.serviceCidr} overlaps clusterCidr ${settings.clusterCidr}`,
       'choose a service CIDR outside the pod network',
-      { file: basename(paths.clusterFile) },
+      { file: displayPath(paths.clusterFile) },
     );
   }
 
@@ -176,4 +176,10 @@ export function selectMachines(inv: Inventory, names: string[] | undefined): Mac
     }
   }
   return inv.machines.filter((m) => names.includes(m.hostname));
+}
+
+/** A path as the user should see it in messages: relative to the working directory when inside it. */
+export function displayPath(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') ? rel : file;
 }

@@ -12,6 +12,7 @@ const remote = (name: string) => async () => (await import('./remote.ts')).remot
 
 /** The command table, in the order a user meets them. */
 export const COMMANDS: CommandEntry[] = [
+  { name: 'inventory', summary: 'Check machines.txt and cluster.yaml and show what hardway understood', load: async () => (await import('./inventory.ts')).inventoryCommand },
   { name: 'certs', summary: 'Create the CA and every certificate in pki/ (keeps what is still right)', load: async () => (await import('./certs.ts')).certsCommand },
   { name: 'certs check', summary: 'Check every certificate: chain, key, names, expiry', load: async () => (await import('./certs.ts')).certsCheckCommand },
   { name: 'kubeconfigs', summary: 'Write every kubeconfig into pki/, certificates embedded', load: async () => (await import('./kubeconfigs.ts')).kubeconfigsCommand },

@@ -1,0 +1,35 @@
+// `hardway inventory`: validates machines.txt and cluster.yaml and shows what hardway understood.
+import { resolve } from 'node:path';
+import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { loadInventory } from '../inventory.ts';
+
+/** Shows the validated inventory (machines, roles, derived cluster values), or the first problem in it. */
+export const inventoryCommand: CliCommand = {
+  name: 'inventory',
+  summary: 'Check machines.txt and cluster.yaml and show what hardway understood',
+  options: {
+    ...INVENTORY_OPTIONS,
+    json: { type: 'boolean', description: 'print one JSON object instead of a table' },
+  },
+  async run({ values, stdout, cwd }) {
+    const inv = loadInventory(resolve(cwd, values.machines as string));
+    if (values.json) {
+      const { settings, machines, serviceIp, apiServerName, apiServerUrl } = inv;
+      say(stdout, JSON.stringify({ machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings } }, null, 2));
+      return 0;
+    }
+    const rows = inv.machines.map((m) => [m.hostname, m.role, m.ip, m.fqdn, m.podSubnet ?? '-']);
+    const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 8));
+    for (const r of [['HOSTNAME', 'ROLE', 'IP', 'FQDN', 'POD SUBNET'], ...rows]) {
+      say(stdout, r.map((c, i) => (i < 4 ? c.padEnd(widths[i]!) : c)).join('  '));
+    }
+    const s = inv.settings;
+    say(stdout);
+    say(stdout, `API server      ${inv.apiServerUrl}`);
+    say(stdout, `cluster CIDR    ${s.clusterCidr}`);
+    say(stdout, `service CIDR    ${s.serviceCidr} (kubernetes Service IP ${inv.serviceIp})`);
+    say(stdout, `cluster domain  ${s.clusterDomain}`);
+    say(stdout, `keys            ${s.keyAlgorithm}, certificates valid ${s.certValidityDays} days`);
+    return 0;
+  },
+};

@@ -1,0 +1,86 @@
+// The bad-input corpus: every malformed machines.txt or cluster.yaml is refused with exit 2, the
+// file and line, a message naming the problem, no stack trace, and nothing written.
+import { mkdtempSync, writeFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+
+const SERVER = '10.240.0.10 server.kubernetes.local server';
+const NODE0 = '10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24';
+const NODE1 = '10.240.0.21 node-1.kubernetes.local node-1 10.200.1.0/24';
+
+interface Case {
+  name: string;
+  machines: string;
+  cluster?: string;
+  /** Expected `file:line:` prefix. */
+  where: string;
+  message: RegExp;
+}
+
+const cases: Case[] = [
+  { name: 'octet above 255', machines: `${SERVER}\n10.240.0.300 node-0.kubernetes.local node-0 10.200.0.0/24`, where: 'machines.txt:2:', message: /"10\.240\.0\.300" is not a valid IPv4/ },
+  { name: 'three octets', machines: `10.240.0 server.kubernetes.local server`, where: 'machines.txt:1:', message: /not a valid IPv4/ },
+  { name: 'leading zero octet', machines: `10.240.0.010 server.kubernetes.local server`, where: 'machines.txt:1:', message: /not a valid IPv4/ },
+  { name: 'too few fields', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local`, where: 'machines.txt:2:', message: /found 2 field/ },
+  { name: 'too many fields', machines: `${SERVER} extra more`, where: 'machines.txt:1:', message: /found 5 field/ },
+  { name: 'FQDN with one label', machines: `10.240.0.10 server server`, where: 'machines.txt:1:', message: /not a valid fully qualified domain name/ },
+  { name: 'FQDN with underscore', machines: `10.240.0.10 ser_ver.kubernetes.local ser_ver`, where: 'machines.txt:1:', message: /"ser_ver.kubernetes.local" contains characters that are not allowed/ },
+  { name: 'upper-case hostname', machines: `10.240.0.10 Server.kubernetes.local Server`, where: 'machines.txt:1:', message: /not a valid fully qualified|not a valid hostname/ },
+  { name: 'hostname not first label', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-9 10.200.0.0/24`, where: 'machines.txt:2:', message: /hostname "node-9" is not the first label of FQDN "node-0\.kubernetes\.local"/ },
+  { name: 'duplicate IP', machines: `${SERVER}\n10.240.0.10 node-0.kubernetes.local node-0 10.200.0.0/24`, where: 'machines.txt:2:', message: /duplicate IP address "10\.240\.0\.10" \(also on line 1\)/ },
+  { name: 'duplicate FQDN', machines: `${SERVER}\n10.240.0.11 server.kubernetes.local server`, where: 'machines.txt:2:', message: /duplicate FQDN/ },
+  { name: 'duplicate hostname', machines: `${SERVER}\n10.240.0.11 server.other.local server`, where: 'machines.txt:2:', message: /duplicate hostname "server"/ },
+  { name: 'pod subnet with host bits', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.5/24`, where: 'machines.txt:2:', message: /host bits set[\s\S]*did you mean 10\.200\.0\.0\/24/ },
+  { name: 'pod subnet not CIDR', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0`, where: 'machines.txt:2:', message: /not in CIDR form/ },
+  { name: 'pod subnet prefix > 32', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/33`, where: 'machines.txt:2:', message: /larger than 32/ },
+  { name: 'pod subnet outside cluster CIDR', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0 10.201.0.0/24`, where: 'machines.txt:2:', message: /outside the cluster CIDR 10\.200\.0\.0\/16/ },
+  { name: 'overlapping pod subnets', machines: `${SERVER}\n${NODE0}\n10.240.0.21 node-1.kubernetes.local node-1 10.200.0.0/23`, where: 'machines.txt:3:', message: /overlaps 10\.200\.0\.0\/24 of node-0 \(line 2\)/ },
+  { name: 'same pod subnet twice', machines: `${SERVER}\n${NODE0}\n10.240.0.21 node-1.kubernetes.local node-1 10.200.0.0/24`, where: 'machines.txt:3:', message: /overlaps/ },
+  { name: 'trailing dot after IP', machines: `10.240.0.10. server.kubernetes.local server`, where: 'machines.txt:1:', message: /"10\.240\.0\.10\." is not a valid IPv4/ },
+  { name: 'pod subnet contains a machine IP', machines: `10.200.5.10 server.kubernetes.local server\n10.240.0.20 node-0.kubernetes.local node-0 10.200.5.0/24`, where: 'machines.txt:2:', message: /contains the IP 10\.200\.5\.10 of server/ },
+  { name: 'machine IP in service CIDR', machines: `10.32.0.9 server.kubernetes.local server\n${NODE0}`, where: 'machines.txt:1:', message: /inside the service CIDR/ },
+  { name: 'no control plane', machines: `${NODE0}\n${NODE1}`, where: 'machines.txt:', message: /no control-plane machine/ },
+  { name: 'empty file', machines: `# nothing here\n\n`, where: 'machines.txt:', message: /no control-plane machine/ },
+  { name: 'shell metacharacter', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0;rm 10.200.0.0/24`, where: 'machines.txt:2:', message: /"node-0;rm" contains characters that are not allowed/ },
+  { name: 'command substitution', machines: `10.240.0.10 $(reboot).kubernetes.local server`, where: 'machines.txt:1:', message: /contains characters that are not allowed/ },
+  { name: 'quote in a name', machines: `10.240.0.10 server.kubernetes.local ser'ver`, where: 'machines.txt:1:', message: /contains characters that are not allowed/ },
+  { name: 'pod subnet too small', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/31`, where: 'machines.txt:2:', message: /too small/ },
+  { name: 'cluster.yaml unknown key', machines: SERVER, cluster: 'clusterCidr: 10.200.0.0/16\npodCidr: 10.1.0.0/16\n', where: 'cluster.yaml:2:', message: /unknown key "podCidr"/ },
+  { name: 'cluster.yaml bad CIDR', machines: SERVER, cluster: 'serviceCidr: 10.32.0.1/24\n', where: 'cluster.yaml:1:', message: /serviceCidr: "10\.32\.0\.1\/24" has host bits set[\s\S]*did you mean 10\.32\.0\.0\/24/ },
+  { name: 'cluster.yaml port out of range', machines: SERVER, cluster: '\napiPort: 70000\n', where: 'cluster.yaml:2:', message: /apiPort: expected a whole number from 1 to 65535/ },
+  { name: 'cluster.yaml port as text', machines: SERVER, cluster: 'apiPort: "6443"\n', where: 'cluster.yaml:1:', message: /apiPort: expected a whole number/ },
+  { name: 'cluster.yaml key algorithm', machines: SERVER, cluster: 'keyAlgorithm: dsa\n', where: 'cluster.yaml:1:', message: /expected one of rsa-4096, rsa-2048, ecdsa-p256/ },
+  { name: 'cluster.yaml unknown ssh key', machines: SERVER, cluster: 'ssh:\n  user: root\n  password: x\n', where: 'cluster.yaml:3:', message: /unknown key "password" under ssh/ },
+  { name: 'cluster.yaml unknown component', machines: SERVER, cluster: 'versions:\n  kubelet: v1.32.3\n', where: 'cluster.yaml:2:', message: /unknown key "kubelet" under versions/ },
+  { name: 'cluster.yaml bad version', machines: SERVER, cluster: 'versions:\n  etcd: latest\n', where: 'cluster.yaml:2:', message: /versions\.etcd: expected a version/ },
+  { name: 'cluster.yaml bad YAML', machines: SERVER, cluster: 'clusterCidr: [10.200.0.0/16\n', where: 'cluster.yaml:', message: /not valid YAML/ },
+  { name: 'cluster.yaml not a mapping', machines: SERVER, cluster: '- a\n- b\n', where: 'cluster.yaml:1:', message: /must be a mapping/ },
+  { name: 'cluster.yaml service overlaps cluster', machines: SERVER, cluster: 'serviceCidr: 10.200.7.0/24\n', where: 'cluster.yaml:', message: /overlaps clusterCidr/ },
+  { name: 'cluster.yaml node port range', machines: SERVER, cluster: 'nodePortRange: 32767-30000\n', where: 'cluster.yaml:1:', message: /expected a port range/ },
+  { name: 'cluster.yaml shell in identity file', machines: SERVER, cluster: 'ssh:\n  identityFile: "~/.ssh/id; rm -rf /"\n', where: 'cluster.yaml:2:', message: /ssh\.identityFile: expected a file path without spaces or shell characters/ },
+];
+
+describe('bad inputs are refused with file, line, problem and exit 2', () => {
+  it('has a corpus of at least 25 cases', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(25);
+  });
+
+  for (const c of cases) {
+    it(c.name, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'hardway-bad-'));
+      writeFileSync(join(dir, 'machines.txt'), c.machines + '\n');
+      if (c.cluster !== undefined) writeFileSync(join(dir, 'cluster.yaml'), c.cluster);
+      const before = readdirSync(dir).sort();
+      const run = await runCli(['inventory', '--machines', join(dir, 'machines.txt')], dir);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(c.where);
+      expect(run.stderr).toMatch(c.message);
+      expect(run.stderr).toMatch(/hint: |error: /);
+      expect(run.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace
+      expect(readdirSync(dir).sort()).toEqual(before);
+    });
+  }
+});

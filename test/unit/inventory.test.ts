@@ -1,0 +1,97 @@
+// machines.txt parsing: what is accepted and what is derived from it.
+import { describe, expect, it } from 'vitest';
+import { parseInventory, selectMachines } from '../../src/inventory.ts';
+import { defaultSettings, parseClusterSettings } from '../../src/cluster-settings.ts';
+import { InputError } from '../../src/errors.ts';
+
+const paths = { file: '/p/machines.txt', dir: '/p', clusterFile: '/p/cluster.yaml' };
+const parse = (text: string, settings = defaultSettings()) => parseInventory(text, settings, paths);
+
+describe('inventory', () => {
+  it('accepts tabs, runs of blanks, comments and blank lines', () => {
+    const inv = parse(
+      '# cluster\n\n10.240.0.10\t server.kubernetes.local   server   # the control plane\n' +
+        '   10.240.0.20 node-0.kubernetes.local\tnode-0\t\t10.200.0.0/24\n\r\n',
+    );
+    expect(inv.machines.map((m) => [m.hostname, m.role, m.line])).toEqual([
+      ['server', 'control-plane', 3],
+      ['node-0', 'worker', 4],
+    ]);
+    expect(inv.workers[0]!.podSubnet).toBe('10.200.0.0/24');
+  });
+
+  it('derives the service IP and API server URL from the settings and first control plane', () => {
+    const settings = parseClusterSettings('serviceCidr: 10.96.0.0/12\napiPort: 8443\n', 'cluster.yaml');
+    const inv = parse('10.240.0.10 server.kubernetes.local server\n10.240.0.11 server-2.kubernetes.local server-2\n', settings);
+    expect(inv.serviceIp).toBe('10.96.0.1');
+    expect(inv.apiServerUrl).toBe('https://server.kubernetes.local:8443');
+    expect(inv.controlPlanes).toHaveLength(2);
+  });
+
+  it('matches machine names exactly: node-1 never selects node-10', () => {
+    const inv = parse(
+      '10.240.0.10 server.kubernetes.local server\n' +
+        '10.240.0.21 node-1.kubernetes.local node-1 10.200.1.0/24\n' +
+        '10.240.0.30 node-10.kubernetes.local node-10 10.200.10.0/24\n',
+    );
+    expect(selectMachines(inv, ['node-1']).map((m) => m.hostname)).toEqual(['node-1']);
+    expect(selectMachines(inv, ['node-10']).map((m) => m.hostname)).toEqual(['node-10']);
+    expect(selectMachines(inv, undefined)).toHaveLength(3);
+  });
+
+  it('refuses an unknown --node name as an input error listing the known ones', () => {
+    const inv = parse('10.240.0.10 server.kubernetes.local server\n');
+    expect(() => selectMachines(inv, ['node'])).toThrow(InputError);
+    expect(() => selectMachines(inv, ['node'])).toThrow(/no machine named "node"/);
+  });
+
+  it('fills every cluster.yaml default from KTHW', () => {
+    const s = parseClusterSettings('', 'cluster.yaml');
+    expect(s).toMatchObject({
+      clusterCidr: '10.200.0.0/16',
+      serviceCidr: '10.32.0.0/24',
+      clusterDomain: 'cluster.local',
+      apiPort: 6443,
+      nodePortRange: '30000-32767',
+      keyAlgorithm: 'rsa-4096',
+      certValidityDays: 3653,
+      ssh: { user: 'root', port: 22, knownHosts: 'known_hosts' },
+    });
+  });
+
+  it('takes every documented cluster.yaml key', () => {
+    const s = parseClusterSettings(
+      [
+        'clusterCidr: 10.100.0.0/16',
+        'serviceCidr: 10.96.0.0/24',
+        'clusterDomain: example.internal',
+        'apiPort: 443',
+        'nodePortRange: 31000-31999',
+        'keyAlgorithm: ecdsa-p256',
+        'certValidityDays: 365',
+        'renewBeforeDays: 10',
+        'versions:',
+        '  etcd: v3.5.21',
+        'ssh:',
+        '  user: debian',
+        '  port: 2222',
+        '  identityFile: ~/.ssh/id_ed25519',
+        '  knownHosts: ./known_hosts',
+        '  jumpHost: admin@bastion.example.com:22',
+        '  configFile: ./ssh_config',
+      ].join('\n'),
+      'cluster.yaml',
+    );
+    expect(s.keyAlgorithm).toBe('ecdsa-p256');
+    expect(s.ssh).toEqual({
+      user: 'debian',
+      port: 2222,
+      identityFile: '~/.ssh/id_ed25519',
+      knownHosts: './known_hosts',
+      jumpHost: 'admin@bastion.example.com:22',
+      configFile: './ssh_config',
+    });
+    expect(s.versions.etcd).toBe('v3.5.21');
+    expect(s.versions.kubernetes).toBe('v1.32.3');
+  });
+});
