@@ -39,6 +39,8 @@ export const SERVER = {
   etcdKey: '/etc/etcd/server.key',
   etcdCa: '/etc/etcd/ca.crt',
   auditLog: '/var/log/audit.log',
+  /** The API server's audit policy (without one, --audit-log-path writes nothing). */
+  auditPolicy: '/var/lib/kubernetes/audit-policy.yaml',
 } as const;
 
 /** Paths on a worker. */
