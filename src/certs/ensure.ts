@@ -1,0 +1,138 @@
+// `hardway certs` as a function: keep every CA, keep every leaf that still says what the inventory
+// needs, (re)issue the rest. Decides everything before writing anything.
+import { X509Certificate } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { FailureError } from '../errors.ts';
+import type { Inventory } from '../inventory.ts';
+import { PKI } from '../layout.ts';
+import { caIdentities, identitiesFor, type CaIdentity, type CaName, type Identity } from './identities.ts';
+import { inspect } from './inspect.ts';
+import { issueCertificate, type CertificateProfile } from './issue.ts';
+import { generateKey, keyFromPem, type KeyPair } from './keys.ts';
+import { ensurePkiDir, narrowMode, readOptional, writeAtomic, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
+
+/** What `hardway certs` did, one entry per certificate, plus notes (mode fixes) and warnings. */
+export interface CertsReport {
+  lines: string[];
+  warnings: string[];
+}
+
+/** A CA that exists and is usable: its certificate and key. */
+interface ExistingCa {
+  pem: string;
+  cert: X509Certificate;
+  key: KeyPair;
+}
+
+/** The profile of a leaf or CA certificate: what goes into it. */
+export function profileOf(id: Identity | CaIdentity): CertificateProfile {
+  return 'issuer' in id
+    ? { subject: id.subject, sans: id.sans, usages: id.usages, ca: false }
+    : { subject: id.subject, sans: [], usages: [], ca: true };
+}
+
+/** Brings pki/ in line with the inventory. `now` is the clock; the CA is never replaced. */
+export async function ensureCertificates(inv: Inventory, now: Date): Promise<CertsReport> {
+  const { settings } = inv;
+  const at = (p: string) => join(inv.dir, p);
+  const cas = caIdentities();
+  // Read and judge both CAs before touching anything: a broken CA is an error that changes nothing.
+  const existing = new Map<CaName, ExistingCa>(cas.flatMap((ca) => {
+    const found = existingCa(ca, readOptional(at(ca.files.crt)), readOptional(at(ca.files.key)));
+    return found ? [[ca.name, found] as const] : [];
+  }));
+
+  const leaves = identitiesFor(inv).map((id) => {
+    const ca = existing.get(id.issuer);
+    const verdict = inspect({
+      profile: profileOf(id), crtPem: readOptional(at(id.files.crt)), keyPem: readOptional(at(id.files.key)),
+      issuer: ca?.cert, keyAlgorithm: settings.keyAlgorithm, now,
+    });
+    const reasons = verdict.differences.map((d) => d.text);
+    if (verdict.daysLeft !== undefined && verdict.daysLeft < settings.renewBeforeDays) {
+      reasons.push(verdict.daysLeft < 0 ? `expired ${-verdict.daysLeft} days ago` : `expires in ${verdict.daysLeft} days`);
+    }
+    const fresh = verdict.differences.some((d) => d.kind === 'missing') && verdict.differences.some((d) => d.kind === 'key-missing');
+    return { id, reasons, fresh };
+  });
+
+  const lines: string[] = [];
+  const warnings: string[] = [];
+  const note = (n: string | undefined) => n && lines.push(n);
+  note(ensurePkiDir(inv.dir));
+
+  // Every key that is needed, generated at once: node:crypto runs them on the libuv pool in parallel.
+  const newCas = cas.filter((ca) => !existing.has(ca.name));
+  const toIssue = leaves.filter((l) => l.reasons.length > 0);
+  const keys = await Promise.all([...newCas, ...toIssue].map(() => generateKey(settings.keyAlgorithm)));
+  const ctx = { now, validityDays: settings.certValidityDays };
+
+  for (const [i, ca] of newCas.entries()) {
+    const key = keys[i]!;
+    const pem = issueCertificate(profileOf(ca), key.publicKey, { selfKey: key.privateKey }, ctx);
+    writeAtomic(at(ca.files.key), key.pem, SECRET_MODE);
+    writeAtomic(at(ca.files.crt), pem, PUBLIC_MODE);
+    existing.set(ca.name, { pem, cert: new X509Certificate(pem), key });
+  }
+  for (const ca of cas) {
+    const found = existing.get(ca.name)!;
+    lines.push(newCas.includes(ca) ? `issued ${ca.name} (new)` : `kept ${ca.name}`);
+    note(narrowMode(at(ca.files.key), SECRET_MODE, ca.files.key));
+    const daysLeft = Math.floor((new Date(found.cert.validTo).getTime() - now.getTime()) / 86_400_000);
+    if (daysLeft < settings.renewBeforeDays) {
+      warnings.push(`${ca.name} expires in ${daysLeft} days; hardway never replaces a CA by itself (every component trusts it): plan a CA rotation`);
+    }
+  }
+
+  for (const [i, leaf] of toIssue.entries()) {
+    const key = keys[newCas.length + i]!;
+    const ca = existing.get(leaf.id.issuer)!;
+    const pem = issueCertificate(profileOf(leaf.id), key.publicKey, { certificatePem: ca.pem, privateKey: ca.key.privateKey }, ctx);
+    // Key first, then certificate: if we stop in between, the next run sees a mismatch and reissues.
+    writeAtomic(at(leaf.id.files.key), key.pem, SECRET_MODE);
+    writeAtomic(at(leaf.id.files.crt), pem, PUBLIC_MODE);
+  }
+  for (const leaf of leaves) {
+    if (leaf.reasons.length === 0) lines.push(`kept ${leaf.id.name}`);
+    else lines.push(leaf.fresh ? `issued ${leaf.id.name} (new)` : `reissued ${leaf.id.name} (${leaf.reasons.join('; ')})`);
+    note(narrowMode(at(leaf.id.files.key), SECRET_MODE, leaf.id.files.key));
+  }
+  for (const name of unusedCertificates(inv, leaves.map((l) => l.id))) {
+    lines.push(`unused ${name} (not in the inventory any more; left in ${PKI.dir}/)`);
+  }
+  return { lines, warnings };
+}
+
+/** A CA found in pki/, or undefined if neither file exists; a half or mismatched CA is an error. */
+function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string | undefined): ExistingCa | undefined {
+  if (crtPem === undefined && keyPem === undefined) return undefined;
+  const restore = `restore it from your backup; hardway never replaces a CA because every certificate, kubeconfig and running component trusts it (to start over on purpose, move ${ca.files.crt} and ${ca.files.key} away)`;
+  if (keyPem === undefined) throw new FailureError(`${ca.files.crt} exists but ${ca.files.key} is missing; nothing was changed`, restore);
+  if (crtPem === undefined) throw new FailureError(`${ca.files.key} exists but ${ca.files.crt} is missing; nothing was changed`, restore);
+  let cert: X509Certificate;
+  let key: KeyPair;
+  try {
+    cert = new X509Certificate(crtPem);
+  } catch {
+    throw new FailureError(`${ca.files.crt} is not a readable certificate; nothing was changed`, restore);
+  }
+  try {
+    key = keyFromPem(keyPem);
+  } catch {
+    throw new FailureError(`${ca.files.key} is not a readable private key; nothing was changed`, restore);
+  }
+  if (!cert.checkPrivateKey(key.privateKey)) {
+    throw new FailureError(`${ca.files.key} does not match ${ca.files.crt}; nothing was changed`, restore);
+  }
+  return { pem: crtPem, cert, key };
+}
+
+/** Leaf certificates in pki/ that the inventory no longer names (e.g. a removed worker). */
+function unusedCertificates(inv: Inventory, ids: Identity[]): string[] {
+  const known = new Set([...ids.map((i) => i.files.crt), ...caIdentities().map((c) => c.files.crt)]);
+  return readdirSync(join(inv.dir, PKI.dir))
+    .filter((f) => f.endsWith('.crt') && !known.has(`${PKI.dir}/${f}`))
+    .map((f) => f.slice(0, -'.crt'.length))
+    .sort();
+}

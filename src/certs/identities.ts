@@ -1,0 +1,105 @@
+// Every certificate the cluster needs, derived from the inventory, and a reader for what
+// `hardway certs` / `kubeconfigs` / `encryption-config` wrote into pki/ (used by `distribute`).
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { FailureError } from '../errors.ts';
+import type { Inventory, Machine } from '../inventory.ts';
+import { PKI } from '../layout.ts';
+import type { DistinguishedName, Usage } from './asn1.ts';
+
+/** The two certificate authorities: the cluster CA, and etcd's own CA (so a node cert can never reach etcd). */
+export type CaName = 'ca' | 'etcd-ca';
+
+/** One certificate authority: its name in output, subject and files. */
+export interface CaIdentity {
+  name: CaName;
+  subject: DistinguishedName;
+  files: { crt: string; key: string };
+}
+
+/** One leaf certificate: what it must say, who signs it, and where it lives in pki/. */
+export interface Identity {
+  /** File base name in pki/ and the name in output: admin, node-0, etcd-server-server, ... */
+  name: string;
+  subject: DistinguishedName;
+  /** `DNS:name` / `IP:a.b.c.d` */
+  sans: string[];
+  usages: Usage[];
+  issuer: CaName;
+  files: { crt: string; key: string };
+  /** The machine this certificate belongs to, for per-machine identities. */
+  machine?: string;
+}
+
+/** The cluster CA and the etcd CA, in the order they are made. */
+export function caIdentities(): CaIdentity[] {
+  return [
+    { name: 'ca', subject: { CN: 'CA' }, files: { ...PKI.ca } },
+    { name: 'etcd-ca', subject: { CN: 'etcd-ca' }, files: { ...PKI.etcdCa } },
+  ];
+}
+
+const BOTH: Usage[] = ['clientAuth', 'serverAuth'];
+
+/** Every leaf certificate for an inventory, in a stable order. */
+export function identitiesFor(inv: Inventory): Identity[] {
+  const leaf = (name: string, subject: DistinguishedName, sans: string[], usages: Usage[], issuer: CaName = 'ca', machine?: string): Identity => ({
+    name, subject, sans, usages, issuer, files: { crt: PKI.crt(name), key: PKI.key(name) }, ...(machine ? { machine } : {}),
+  });
+  const component = (name: string, org: string) => leaf(name, { CN: `system:${name}`, O: org }, [`DNS:${name}`, 'IP:127.0.0.1'], BOTH);
+  const node = (m: Machine) =>
+    leaf(m.hostname, { CN: `system:node:${m.hostname}`, O: 'system:nodes' },
+      [`DNS:${m.hostname}`, `DNS:${m.fqdn}`, 'IP:127.0.0.1', `IP:${m.ip}`], BOTH, 'ca', m.hostname);
+  const svc = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster',
+    `kubernetes.default.svc.${inv.settings.clusterDomain}`];
+  const apiSans = unique([
+    'IP:127.0.0.1', `IP:${inv.serviceIp}`, ...inv.controlPlanes.map((m) => `IP:${m.ip}`),
+    ...svc.map((d) => `DNS:${d}`), ...inv.controlPlanes.flatMap((m) => [`DNS:${m.fqdn}`, `DNS:${m.hostname}`]),
+  ]);
+  return [
+    leaf('admin', { CN: 'admin', O: 'system:masters' }, [], ['clientAuth']),
+    ...inv.workers.map(node),
+    component('kube-proxy', 'system:node-proxier'),
+    component('kube-controller-manager', 'system:kube-controller-manager'),
+    component('kube-scheduler', 'system:kube-scheduler'),
+    leaf('kube-api-server', { CN: 'kubernetes' }, apiSans, BOTH),
+    leaf('service-accounts', { CN: 'service-accounts' }, [], ['clientAuth']),
+    ...inv.controlPlanes.map((m) =>
+      leaf(`etcd-server-${m.hostname}`, { CN: m.hostname },
+        [`IP:${m.ip}`, 'IP:127.0.0.1', `DNS:${m.hostname}`, `DNS:${m.fqdn}`, 'DNS:localhost'], ['serverAuth', 'clientAuth'], 'etcd-ca', m.hostname)),
+    leaf('etcd-client', { CN: 'kube-apiserver-etcd-client' }, [], ['clientAuth'], 'etcd-ca'),
+  ];
+}
+
+function unique(list: string[]): string[] {
+  return [...new Set(list)];
+}
+
+/** A subject as people read it: `CN=admin, O=system:masters`. */
+export function formatSubject(dn: DistinguishedName): string {
+  return dn.O === undefined ? `CN=${dn.CN}` : `CN=${dn.CN}, O=${dn.O}`;
+}
+
+/** The hardway command that creates a file in pki/, for "run ..." hints. */
+export function producerOf(pkiPath: string): string {
+  if (pkiPath.endsWith('.kubeconfig')) return 'hardway kubeconfigs';
+  if (pkiPath === PKI.encryptionConfig) return 'hardway encryption-config';
+  return 'hardway certs';
+}
+
+/**
+ * Reads one file of pki/ (a PKI.* path) for the project of `inv`. A missing file is a failure
+ * that names the command that creates it. Contents are secret material: never print them.
+ */
+export function readPkiFile(inv: Pick<Inventory, 'dir'>, pkiPath: string): Buffer {
+  const file = join(inv.dir, pkiPath);
+  if (!existsSync(file)) {
+    throw new FailureError(`${pkiPath} is missing`, `run ${producerOf(pkiPath)} first`);
+  }
+  return readFileSync(file);
+}
+
+/** The certificate and key of one identity (or CA) from pki/, for installing them on a machine. */
+export function readIdentityFiles(inv: Pick<Inventory, 'dir'>, id: { files: { crt: string; key: string } }): { crt: Buffer; key: Buffer } {
+  return { crt: readPkiFile(inv, id.files.crt), key: readPkiFile(inv, id.files.key) };
+}

@@ -1,0 +1,106 @@
+// Compares a certificate and key found in pki/ with what the inventory says they must be. Both
+// `hardway certs` (what to reissue) and `hardway certs check` (what is wrong) read this verdict.
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import type { KeyAlgorithm } from '../cluster-settings.ts';
+import type { Usage } from './asn1.ts';
+import { formatSubject } from './identities.ts';
+import type { CertificateProfile } from './issue.ts';
+import { algorithmOf } from './keys.ts';
+
+/** One way in which a certificate differs from what it must be. */
+export interface Difference {
+  kind: 'missing' | 'key-missing' | 'unreadable' | 'key-unreadable' | 'subject' | 'sans' | 'usages' | 'ca-flag'
+    | 'issuer' | 'algorithm' | 'key-mismatch';
+  /** For people: "SANs changed: +IP:10.240.0.99 -IP:10.240.0.21". Never holds secret material. */
+  text: string;
+}
+
+/** The verdict on one certificate: its differences and, when readable, its expiry. */
+export interface Inspection {
+  differences: Difference[];
+  certificate?: X509Certificate;
+  key?: KeyObject;
+  notAfter?: Date;
+  /** Whole days from `now` to notAfter (negative once expired). */
+  daysLeft?: number;
+}
+
+/** What is found on disk and what it is compared with. */
+export interface InspectInput {
+  profile: CertificateProfile;
+  crtPem?: string;
+  keyPem?: string;
+  /** The CA that must have signed it, or 'self' for a CA certificate; undefined when that CA is not made yet. */
+  issuer: X509Certificate | 'self' | undefined;
+  /** The key algorithm the settings ask for; undefined to accept any. */
+  keyAlgorithm?: KeyAlgorithm;
+  now: Date;
+}
+
+const USAGE_OIDS: Record<string, Usage> = { '1.3.6.1.5.5.7.3.1': 'serverAuth', '1.3.6.1.5.5.7.3.2': 'clientAuth' };
+
+/** Inspects one certificate/key pair. Pure apart from parsing; reads no files. */
+export function inspect(input: InspectInput): Inspection {
+  const differences: Difference[] = [];
+  const add = (kind: Difference['kind'], text: string) => differences.push({ kind, text });
+  if (input.crtPem === undefined) add('missing', 'certificate missing');
+  let key: KeyObject | undefined;
+  if (input.keyPem === undefined) add('key-missing', 'key missing');
+  else {
+    try {
+      key = createPrivateKey(input.keyPem);
+    } catch {
+      add('key-unreadable', 'key unreadable');
+    }
+  }
+  if (input.crtPem === undefined) return { differences, ...(key ? { key } : {}) };
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(input.crtPem);
+  } catch {
+    add('unreadable', 'certificate unreadable');
+    return { differences, ...(key ? { key } : {}) };
+  }
+  const { profile } = input;
+  const subject = cert.subject.split('\n').join(', ');
+  if (subject !== formatSubject(profile.subject)) add('subject', `subject changed: ${subject} -> ${formatSubject(profile.subject)}`);
+  const sans = parseSans(cert.subjectAltName);
+  const sanDelta = delta(sans, profile.sans);
+  if (sanDelta) add('sans', `SANs changed: ${sanDelta}`);
+  const usages = (cert.keyUsage ?? []).map((o) => USAGE_OIDS[o] ?? o);
+  const usageDelta = delta(usages, profile.usages);
+  if (usageDelta) add('usages', `extended key usage changed: ${usageDelta}`);
+  if (cert.ca !== profile.ca) add('ca-flag', profile.ca ? 'not a CA certificate' : 'is a CA certificate, expected a leaf');
+  if (!signedBy(cert, input.issuer)) {
+    add('issuer', input.issuer === 'self' ? 'not self-signed by its own key' : 'signed by a different CA');
+  }
+  const algorithm = algorithmOf(cert.publicKey);
+  if (input.keyAlgorithm && algorithm !== input.keyAlgorithm) add('algorithm', `key algorithm changed: ${algorithm} -> ${input.keyAlgorithm}`);
+  if (key && !cert.checkPrivateKey(key)) add('key-mismatch', 'key does not match certificate');
+  const notAfter = new Date(cert.validTo);
+  const daysLeft = Math.floor((notAfter.getTime() - input.now.getTime()) / 86_400_000);
+  return { differences, certificate: cert, ...(key ? { key } : {}), notAfter, daysLeft };
+}
+
+function signedBy(cert: X509Certificate, issuer: X509Certificate | 'self' | undefined): boolean {
+  if (issuer === undefined) return false;
+  const ca = issuer === 'self' ? cert : issuer;
+  try {
+    return cert.checkIssued(ca) && cert.verify(ca.publicKey);
+  } catch {
+    return false;
+  }
+}
+
+/** Node prints SANs as `DNS:a, IP Address:1.2.3.4`; hardway writes them `DNS:a`, `IP:1.2.3.4`. */
+export function parseSans(text: string | undefined): string[] {
+  if (!text) return [];
+  return text.split(', ').map((s) => s.replace(/^IP Address:/, 'IP:'));
+}
+
+/** `+added -removed` between two lists compared as sets, or '' when they hold the same entries. */
+function delta(actual: string[], expected: string[]): string {
+  const added = expected.filter((e) => !actual.includes(e)).map((e) => `+${e}`);
+  const removed = actual.filter((a) => !expected.includes(a)).map((a) => `-${a}`);
+  return [...added, ...removed].join(' ');
+}
