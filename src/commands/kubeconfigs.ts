@@ -1,0 +1,52 @@
+// `hardway kubeconfigs`: every kubeconfig in pki/, built from the certificates `hardway certs` made.
+import { join, resolve } from 'node:path';
+import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { checkCertificates } from '../certs/check.ts';
+import { kubeconfigsFor, renderKubeconfig } from '../certs/kubeconfig.ts';
+import { ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writeAtomic } from '../certs/pki-files.ts';
+import { FailureError } from '../errors.ts';
+import { loadInventory } from '../inventory.ts';
+import { PKI } from '../layout.ts';
+
+/** Writes each kubeconfig whose content differs from what is there; keeps the rest byte for byte. */
+export const kubeconfigsCommand: CliCommand = {
+  name: 'kubeconfigs',
+  summary: 'Write every kubeconfig into pki/, certificates embedded',
+  details:
+    'One per worker (its node identity), kube-proxy, kube-controller-manager, kube-scheduler, admin ' +
+    '(for kubectl on the server, https://127.0.0.1) and jumpbox (your own, via the API server name). ' +
+    'Cluster kubernetes-the-hard-way, context default, CA, certificate and key embedded, mode 0600. ' +
+    'Needs the certificates: run "hardway certs" first.',
+  options: { ...INVENTORY_OPTIONS },
+  async run({ values, stdout, cwd }) {
+    const inv = loadInventory(resolve(cwd, values.machines as string));
+    const specs = kubeconfigsFor(inv);
+    // Embed only certificates that are there and still match the inventory.
+    const needed = new Set(['ca', ...specs.map((s) => s.identity)]);
+    const bad = checkCertificates(inv, new Date()).certificates.filter((c) => needed.has(c.name) && !c.ok);
+    if (bad.length > 0) {
+      throw new FailureError(
+        `the kubeconfigs need certificates that are missing or out of date: ${bad.map((c) => `${c.name} (${c.problems.join('; ')})`).join(', ')}`,
+        'run hardway certs',
+      );
+    }
+    const at = (p: string) => join(inv.dir, p);
+    const caPem = readOptional(at(PKI.ca.crt))!;
+    const dirNote = ensurePkiDir(inv.dir);
+    if (dirNote) say(stdout, dirNote);
+    for (const spec of specs) {
+      const text = renderKubeconfig(spec, {
+        caPem, certPem: readOptional(at(PKI.crt(spec.identity)))!, keyPem: readOptional(at(PKI.key(spec.identity)))!,
+      });
+      if (readOptional(at(spec.file)) === text) {
+        say(stdout, `kept ${spec.file}`);
+        const note = narrowMode(at(spec.file), SECRET_MODE, spec.file);
+        if (note) say(stdout, note);
+      } else {
+        writeAtomic(at(spec.file), text, SECRET_MODE);
+        say(stdout, `written ${spec.file}`);
+      }
+    }
+    return 0;
+  },
+};
