@@ -1,0 +1,50 @@
+// `hardway render`: writes each machine's rendered files into a local tree laid out as on the
+// machine, so a user can read (or diff) exactly what the steps would install.
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { InputError } from '../errors.ts';
+import { loadInventory, selectMachines } from '../inventory.ts';
+import { renderMachine } from '../render/machine.ts';
+
+/** Renders the selected machines' files into DIR/<hostname>/<path on the machine>. */
+export const renderCommand: CliCommand = {
+  name: 'render',
+  summary: "Render each machine's files into a directory tree, as they will be installed",
+  details: [
+    'Writes DIR/<hostname>/<absolute path on the machine> with the file modes the steps install.',
+    'Existing files in DIR are overwritten; files that are no longer rendered are not removed.',
+    'etc/hosts.hardway-block and etc/cloud/templates/hosts.debian.tmpl.hardway-block hold the marked',
+    'block of machine names that the pin-hosts step merges into /etc/hosts and cloud-init\'s hosts',
+    'template (replacing an earlier block, keeping every other line); they are not installed as files.',
+    'Worker files assume the containerd version of cluster.yaml and /etc/resolv.conf; the',
+    'bootstrap-workers step uses what it finds on each machine instead.',
+  ].join('\n'),
+  options: {
+    ...INVENTORY_OPTIONS,
+    node: { type: 'string', multiple: true, arg: 'NAME', description: 'render only this machine (exact hostname)' },
+    out: { type: 'string', arg: 'DIR', description: 'directory to write the trees into (required)' },
+  },
+  async run({ values, stdout, cwd }) {
+    if (typeof values.out !== 'string' || values.out === '') {
+      throw new InputError('--out DIR is required', 'e.g. "hardway render --out rendered" writes rendered/<hostname>/...');
+    }
+    const inv = loadInventory(resolve(cwd, values.machines as string));
+    const machines = selectMachines(inv, values.node as string[] | undefined);
+    const out = resolve(cwd, values.out);
+    // Render everything before writing anything, so a template error leaves DIR untouched.
+    const rendered = machines.map((m) => ({ machine: m, files: renderMachine(inv, m) }));
+    for (const { machine, files } of rendered) {
+      const root = join(out, machine.hostname);
+      for (const f of files) {
+        const target = join(root, f.path.replace(/^\/+/, ''));
+        await mkdir(dirname(target), { recursive: true });
+        await writeFile(target, f.content, { mode: f.mode });
+        // writeFile's mode applies only to new files and is masked by the umask.
+        await chmod(target, f.mode);
+      }
+      say(stdout, `${machine.hostname}: ${files.length} files in ${root}`);
+    }
+    return 0;
+  },
+};

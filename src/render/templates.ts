@@ -1,0 +1,73 @@
+// Strict handlebars rendering of the files under templates/ and units/: a value the template asks
+// for but the caller did not give is an error naming the template and the field, never an empty
+// string in a config file; nothing is HTML-escaped (these are YAML, JSON, TOML and unit files).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Handlebars from 'handlebars';
+import { FailureError } from '../errors.ts';
+
+/** The package root, which holds templates/ and units/ (found from this file, not the cwd). */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Renders template files by their path relative to a root, e.g. 'units/etcd.service.hbs'. */
+export interface TemplateSet {
+  render(name: string, values: object): string;
+}
+
+/** A template set reading from `root`; each file is read and compiled once per set. */
+export function createTemplateSet(root: string = PACKAGE_ROOT): TemplateSet {
+  // A private handlebars environment: no helper or partial registered elsewhere can leak in.
+  const hb = Handlebars.create();
+  const compiled = new Map<string, (values: object) => string>();
+  return {
+    render(name, values) {
+      let fn = compiled.get(name);
+      if (!fn) {
+        let source: string;
+        try {
+          source = readFileSync(join(root, name), 'utf8');
+        } catch (e) {
+          throw new FailureError(`${name}: template not readable under ${root}: ${(e as Error).message}`,
+            'the templates/ and units/ directories ship with hardway; reinstall it or restore the file');
+        }
+        fn = compileTemplate(name, source, hb);
+        compiled.set(name, fn);
+      }
+      return fn(values);
+    },
+  };
+}
+
+/** Compiles one template strictly; the returned function throws FailureError naming `name` and the missing field. */
+export function compileTemplate(name: string, source: string, hb: typeof Handlebars = Handlebars.create()): (values: object) => string {
+  const template = hb.compile(source, { strict: true, noEscape: true });
+  return (values) => {
+    try {
+      return template(values);
+    } catch (e) {
+      throw explain(name, source, e as Error);
+    }
+  };
+}
+
+const MISSING = /^"(.+)" not defined in .* - (\d+):(\d+)$/s;
+
+function explain(name: string, source: string, e: Error): FailureError {
+  const m = MISSING.exec(e.message);
+  if (m) {
+    const line = Number(m[2]);
+    const field = fullPath(source, line, Number(m[3])) ?? m[1]!;
+    return new FailureError(`${name}: missing value "${field}" (line ${line})`,
+      'the template asks for a value that rendering does not provide: a bug in the template or in src/render/');
+  }
+  // Compilation is lazy in handlebars, so syntax errors surface here too.
+  return new FailureError(`${name}: cannot render: ${e.message.split('\n')[0]}`,
+    'fix the template syntax ({{name}}, {{#each list}}...{{/each}})');
+}
+
+/** Handlebars names only the last segment ("b" of a.b); the source at its position has the whole path. */
+function fullPath(source: string, line: number, column: number): string | undefined {
+  const text = source.split('\n')[line - 1];
+  return text === undefined ? undefined : /^[\w@./-]+/.exec(text.slice(column))?.[0];
+}

@@ -1,0 +1,36 @@
+// What rendering produces: the files of one machine, each with where it goes and what it affects.
+
+/** The steps that install rendered files. */
+export type RenderStep = 'pin-hosts' | 'bootstrap-etcd' | 'bootstrap-control-plane' | 'bootstrap-workers' | 'routes';
+
+/** One file for one machine, exactly as it is installed there. */
+export interface RenderedFile {
+  /** Absolute path on the machine (from src/layout.ts). */
+  path: string;
+  content: string;
+  mode: number;
+  /** The step that installs this file. */
+  step: RenderStep;
+  /** systemd services that must restart when this file changes, e.g. ['kubelet']. */
+  services: string[];
+  /**
+   * Set when `content` is not a whole file but a marked block to merge into this existing file
+   * (with applyMarkedBlock); `path` is then `<mergeInto>.hardway-block`, which is never installed.
+   */
+  mergeInto?: string;
+}
+
+/** Per-machine facts that the installing step detects and rendering cannot know. */
+export interface RenderOptions {
+  /** Major version of the containerd on the machine; default from settings.versions.containerd. */
+  containerdMajor?: number;
+  /**
+   * Minor version of that containerd (2.1 renamed the CNI `bin_dir` to `bin_dirs`); default from
+   * settings.versions.containerd when containerdMajor is not given either, else 0.
+   */
+  containerdMinor?: number;
+  /** The resolver file the kubelet hands to pods; default /etc/resolv.conf. */
+  resolvConf?: string;
+  /** Where templates/ and units/ are read from; default the package root (tests point elsewhere). */
+  templateRoot?: string;
+}

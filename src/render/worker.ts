@@ -1,0 +1,62 @@
+// The files of a worker: CNI network configs, containerd's config in the schema its version speaks,
+// kubelet and kube-proxy configs, their units, and the kernel settings pod networking needs.
+import { InputError } from '../errors.ts';
+import type { Inventory, Machine } from '../inventory.ts';
+import { ANY, WORKER } from '../layout.ts';
+import type { TemplateSet } from './templates.ts';
+import type { RenderedFile, RenderOptions } from './types.ts';
+
+/** The containerd version to write config for: from the options, else from settings.versions. */
+export function containerdVersion(inv: Inventory, opts: RenderOptions): { major: number; minor: number } {
+  if (opts.containerdMajor !== undefined) return { major: opts.containerdMajor, minor: opts.containerdMinor ?? 0 };
+  const m = /^v?(\d+)\.(\d+)/.exec(inv.settings.versions.containerd);
+  if (!m) throw new InputError(`versions.containerd "${inv.settings.versions.containerd}" has no major.minor version`);
+  return { major: Number(m[1]), minor: opts.containerdMinor ?? Number(m[2]) };
+}
+
+/** The resolver file for the kubelet, refused when it could break out of the YAML string or is relative. */
+export function kubeletResolvConf(opts: RenderOptions): string {
+  const file = opts.resolvConf ?? '/etc/resolv.conf';
+  if (!/^\/[A-Za-z0-9_./-]+$/.test(file)) {
+    throw new InputError(`resolver file "${file}" is not an absolute path of plain characters`,
+      'use a path like /etc/resolv.conf or /run/systemd/resolve/resolv.conf');
+  }
+  return file;
+}
+
+/** Every file a worker gets from rendering (hosts and routes aside). */
+export function renderWorker(inv: Inventory, machine: Machine, templates: TemplateSet, opts: RenderOptions): RenderedFile[] {
+  const ctr = containerdVersion(inv, opts);
+  const binDirs = ctr.major > 2 || (ctr.major === 2 && ctr.minor >= 1);
+  const values = {
+    WORKER,
+    machine,
+    settings: inv.settings,
+    resolvConf: kubeletResolvConf(opts),
+    cni: binDirs
+      ? { binDirKey: 'bin_dirs', binDirValue: `['${WORKER.cniBin}']` }
+      : { binDirKey: 'bin_dir', binDirValue: `'${WORKER.cniBin}'` },
+  };
+  const file = (path: string, template: string, services: string[]): RenderedFile => ({
+    path,
+    content: templates.render(template, values),
+    mode: 0o644,
+    step: 'bootstrap-workers',
+    services,
+  });
+  const unit = (name: string) => file(`${ANY.units}/${name}.service`, `units/${name}.service.hbs`, [name]);
+  return [
+    // CNI configs are read per pod sandbox; no restart needed.
+    file(WORKER.cniBridgeConf, 'templates/10-bridge.conf.hbs', []),
+    file(WORKER.cniLoopbackConf, 'templates/99-loopback.conf.hbs', []),
+    file(WORKER.containerdConfig, `templates/containerd-config-v${ctr.major >= 2 ? 3 : 2}.toml.hbs`, ['containerd']),
+    unit('containerd'),
+    file(WORKER.kubeletConfig, 'templates/kubelet-config.yaml.hbs', ['kubelet']),
+    unit('kubelet'),
+    file(WORKER.kubeProxyConfig, 'templates/kube-proxy-config.yaml.hbs', ['kube-proxy']),
+    unit('kube-proxy'),
+    // Restarting these two systemd services applies the files at once, as boot would.
+    file(WORKER.modulesLoad, 'templates/modules-load.conf.hbs', ['systemd-modules-load']),
+    file(WORKER.sysctl, 'templates/sysctl.conf.hbs', ['systemd-sysctl']),
+  ];
+}
