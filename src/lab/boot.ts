@@ -1,0 +1,106 @@
+// Starting and stopping one machine: systemd-nspawn booting systemd, detached from hardway (its
+// own session, console to a log file), its pid recorded; stopping is SIGTERM to nspawn, which
+// shuts the machine's systemd down cleanly (machinectl needs systemd on the host; we have none).
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { FailureError } from '../errors.ts';
+import { local } from './local.ts';
+import { isMountPoint } from './mounts.ts';
+import { machinePaths } from './machine.ts';
+import type { LabMachine } from './types.ts';
+
+/** systemd-nspawn needs this to be a tmpfs when the host runs no systemd (see lab-notes). */
+export const NSPAWN_RUNTIME = '/run/systemd/nspawn';
+
+/** Mounts a tmpfs on /run/systemd/nspawn unless one is there. */
+export async function ensureNspawnRuntime(): Promise<void> {
+  if (isMountPoint(NSPAWN_RUNTIME)) return;
+  mkdirSync(NSPAWN_RUNTIME, { recursive: true });
+  await local`mount -t tmpfs -o mode=0755 tmpfs ${NSPAWN_RUNTIME}`;
+}
+
+/** The systemd-nspawn arguments that boot a machine on the lab bridge. */
+export function nspawnArgs(root: string, m: LabMachine, bridge: string): string[] {
+  return [
+    '-D', root, '-b', '-M', m.unit, `--hostname=${m.hostname}`,
+    '--register=no', '--keep-unit', `--network-bridge=${bridge}`, '--capability=all',
+    '--console=pipe', '--resolv-conf=off', '--timezone=off', '--link-journal=no',
+  ];
+}
+
+/** Boots the machine detached; returns the nspawn pid (also written to <mdir>/pid). */
+export function startMachine(mdir: string, m: LabMachine, bridge: string): number {
+  const p = machinePaths(mdir);
+  const log = openSync(p.console, 'a');
+  try {
+    const child = spawn('systemd-nspawn', nspawnArgs(p.root, m, bridge), {
+      detached: true, // own session: survives hardway exiting, and no terminal signals reach it
+      stdio: ['ignore', log, log],
+    });
+    if (child.pid === undefined) throw new FailureError(`${m.hostname}: could not start systemd-nspawn`);
+    child.unref();
+    writeFileSync(p.pid, `${child.pid}\n`);
+    return child.pid;
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** The recorded nspawn pid of a machine if that process is still this machine's nspawn. */
+export function runningPid(mdir: string, m: LabMachine): number | undefined {
+  const file = machinePaths(mdir).pid;
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  return Number.isInteger(pid) && pid > 0 && isMachineProcess(pid, m.unit) ? pid : undefined;
+}
+
+/** True if pid is a live systemd-nspawn for this machine name (guards against a reused pid). */
+export function isMachineProcess(pid: number, unit: string): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return argv.some((a) => a.endsWith('systemd-nspawn')) && argv.includes(unit);
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until the process is gone (or a zombie); true if it went within the timeout. */
+export async function waitForExit(pid: number, unit: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!isMachineProcess(pid, unit)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return !isMachineProcess(pid, unit);
+}
+
+/** Shuts the machine down cleanly (SIGTERM to nspawn), SIGKILL after the timeout; no-op if not running. */
+export async function stopMachine(mdir: string, m: LabMachine, timeoutMs = 30_000): Promise<void> {
+  const pid = runningPid(mdir, m);
+  if (pid !== undefined) {
+    signal(pid, 'SIGTERM');
+    if (!(await waitForExit(pid, m.unit, timeoutMs))) {
+      // Killing nspawn alone would orphan the machine's PID namespace: kill its init first.
+      for (const child of childrenOf(pid)) signal(child, 'SIGKILL');
+      signal(pid, 'SIGKILL');
+      await waitForExit(pid, m.unit, 10_000);
+    }
+  }
+  rmSync(machinePaths(mdir).pid, { force: true });
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}

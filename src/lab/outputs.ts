@@ -1,0 +1,83 @@
+// What `lab up` writes into the lab directory so that `cd DIR && hardway ...` and
+// `ssh -F DIR/ssh_config node-0` work with no flags: machines.txt, cluster.yaml, keys, known_hosts,
+// ssh_config. Content functions are pure; writeLabFiles puts them on disk.
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { local } from './local.ts';
+import type { LabMachine, LabPlan } from './types.ts';
+
+/** File names inside the lab directory. */
+export const LAB_FILES = {
+  machines: 'machines.txt',
+  cluster: 'cluster.yaml',
+  key: 'id_ed25519',
+  knownHosts: 'known_hosts',
+  sshConfig: 'ssh_config',
+} as const;
+
+/** machines.txt in the Kubernetes the Hard Way format: IP FQDN HOSTNAME [POD_SUBNET]. */
+export function machinesTxt(plan: LabPlan): string {
+  const lines = plan.machines.map((m) => [m.ip, m.fqdn, m.hostname, m.podSubnet].filter(Boolean).join(' '));
+  return `# Lab "${plan.spec.name}" (hardway lab up): IP FQDN HOSTNAME [POD_SUBNET]\n${lines.join('\n')}\n`;
+}
+
+/** cluster.yaml with the lab's SSH settings; other keys of an existing file are kept. */
+export function clusterYaml(existing: string | undefined, lab: string): string {
+  const doc = parseDocument(existing ?? `# cluster.yaml: settings for every machine of lab "${lab}" (see hardway inventory)\n`);
+  doc.setIn(['ssh', 'user'], 'root');
+  doc.setIn(['ssh', 'identityFile'], LAB_FILES.key);
+  doc.setIn(['ssh', 'knownHosts'], LAB_FILES.knownHosts);
+  return doc.toString();
+}
+
+/** known_hosts pinning each machine's host key under its IP, hostname and FQDN. */
+export function knownHosts(machines: LabMachine[], hostKeys: Record<string, string>): string {
+  return machines
+    .map((m) => {
+      const [type, key] = hostKeys[m.hostname]!.split(/\s+/);
+      return `${m.ip},${m.hostname},${m.fqdn} ${type} ${key}`;
+    })
+    .join('\n') + '\n';
+}
+
+function configPath(path: string): string {
+  return /[\s"]/.test(path) ? `"${path.replace(/"/g, '')}"` : path;
+}
+
+/** ssh_config for `ssh -F DIR/ssh_config node-0`: strict host keys against the lab's known_hosts. */
+export function sshConfig(plan: LabPlan, dir: string): string {
+  const blocks = plan.machines.map((m) => [
+    `Host ${m.hostname} ${m.fqdn} ${m.ip}`,
+    `  HostName ${m.ip}`,
+    '  User root',
+    `  IdentityFile ${configPath(join(dir, LAB_FILES.key))}`,
+    '  IdentitiesOnly yes',
+    `  UserKnownHostsFile ${configPath(join(dir, LAB_FILES.knownHosts))}`,
+    '  StrictHostKeyChecking yes',
+    '  ConnectTimeout 5',
+  ].join('\n'));
+  return `# Lab "${plan.spec.name}" (hardway lab up). Use: ssh -F ${configPath(join(dir, LAB_FILES.sshConfig))} node-0\n\n${blocks.join('\n\n')}\n`;
+}
+
+/** Makes the lab's key pair in DIR unless one is there; returns the public key. */
+export async function ensureLabKey(dir: string, lab: string): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  const key = join(dir, LAB_FILES.key);
+  if (!existsSync(key) || !existsSync(`${key}.pub`)) {
+    rmSync(key, { force: true });
+    rmSync(`${key}.pub`, { force: true });
+    await local`ssh-keygen -q -t ed25519 -N ${''} -C ${`hardway-lab-${lab}`} -f ${key}`;
+  }
+  chmodSync(key, 0o600);
+  return readFileSync(`${key}.pub`, 'utf8').trim();
+}
+
+/** Writes machines.txt, cluster.yaml, known_hosts and ssh_config into DIR. */
+export function writeLabFiles(plan: LabPlan, dir: string, hostKeys: Record<string, string>): void {
+  const clusterFile = join(dir, LAB_FILES.cluster);
+  writeFileSync(join(dir, LAB_FILES.machines), machinesTxt(plan));
+  writeFileSync(clusterFile, clusterYaml(existsSync(clusterFile) ? readFileSync(clusterFile, 'utf8') : undefined, plan.spec.name));
+  writeFileSync(join(dir, LAB_FILES.knownHosts), knownHosts(plan.machines, hostKeys));
+  writeFileSync(join(dir, LAB_FILES.sshConfig), sshConfig(plan, dir));
+}

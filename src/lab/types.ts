@@ -1,0 +1,42 @@
+// The shapes the lab passes around: what the user asked for, the machines that follow from it, and
+// what is recorded on the host so that later commands (status, ssh, down) find a lab again.
+
+/** What `lab up` was asked for, validated. */
+export interface LabSpec {
+  name: string;
+  servers: number;
+  workers: number;
+  subnet: string;
+  /** Absolute directory that receives machines.txt, cluster.yaml, keys and ssh_config. */
+  dir: string;
+}
+
+/** One lab machine as planned: names, address, pod subnet and its systemd-nspawn machine name. */
+export interface LabMachine {
+  hostname: string;
+  fqdn: string;
+  ip: string;
+  role: 'control-plane' | 'worker';
+  podSubnet?: string;
+  /** systemd-nspawn machine name, unique on the host across labs (lab name + hostname). */
+  unit: string;
+}
+
+/** A whole lab as planned from a spec. */
+export interface LabPlan {
+  spec: LabSpec;
+  bridge: string;
+  /** Host side address of the bridge (first address of the subnet) with prefix, e.g. 10.240.0.1/24. */
+  bridgeAddress: string;
+  prefix: number;
+  machines: LabMachine[];
+}
+
+/** What is written to <state>/<lab>/state.json before anything is created, so `down` can undo a half `up`. */
+export interface LabState {
+  version: 1;
+  plan: LabPlan;
+  /** Cached root filesystem the machines' overlays sit on. */
+  rootfs?: string;
+  createdAt: string;
+}

@@ -1,0 +1,112 @@
+// `lab up`: plan, record state, build or reuse the root, bridge, overlays, boot in parallel, wait
+// for SSH with the recorded host keys, and write the lab directory. Running it again is a no-op.
+import { join } from 'node:path';
+import { InputError } from '../errors.ts';
+import { overlaps, parseCidr, type Network } from '../net/ipv4.ts';
+import { ensureNspawnRuntime, runningPid, startMachine } from './boot.ts';
+import { prepareMachine, machinePaths } from './machine.ts';
+import { machineDir, type LabPaths } from './names.ts';
+import { ensureBridge, checkSubnetFree, hostRoutes } from './network.ts';
+import { ensureLabKey, LAB_FILES, writeLabFiles } from './outputs.ts';
+import { planLab } from './plan.ts';
+import { checkLabHost } from './preconditions.ts';
+import { runSteps, type ProgressOptions } from './progress.ts';
+import { ensureRootfs } from './rootfs.ts';
+import { waitForSsh } from './ssh-wait.ts';
+import { listLabs, readState, writeState } from './state.ts';
+import type { LabPlan, LabSpec, LabState } from './types.ts';
+
+/** How long one machine may take from nspawn start to an SSH answer. */
+export const BOOT_TIMEOUT_MS = 180_000;
+
+/** What `up` did: started the lab, or found it already running. */
+export interface UpResult {
+  state: LabState;
+  alreadyRunning: boolean;
+}
+
+/** Brings a lab up (or reports the running one). */
+export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOptions): Promise<UpResult> {
+  const plan = planLab(spec);
+  await checkLabHost();
+  const existing = readState(paths, spec.name);
+  if (existing) {
+    const had = existing.plan.spec;
+    if (had.servers !== spec.servers || had.workers !== spec.workers || had.subnet !== spec.subnet) {
+      throw new InputError(
+        `lab "${spec.name}" already exists with ${had.servers} server(s), ${had.workers} worker(s) on ${had.subnet}`,
+        `use it as it is, or run "hardway lab down --name ${spec.name}" first`);
+    }
+    const running = existing.plan.machines.every((m) => runningPid(machineDir(paths, spec.name, m.hostname), m) !== undefined);
+    if (running && existing.rootfs) return { state: existing, alreadyRunning: true };
+  }
+  const state: LabState = existing ?? { version: 1, plan, createdAt: new Date().toISOString() };
+  checkOtherLabs(paths, plan);
+  checkSubnetFree((parseCidr(spec.subnet) as { ok: true; net: Network }).net, plan.bridge, await hostRoutes());
+  writeState(paths, state); // before anything is created: `down` can always undo what follows
+  await bringUp(state, paths, progress);
+  return { state, alreadyRunning: false };
+}
+
+function checkOtherLabs(paths: LabPaths, plan: LabPlan): void {
+  const mine = (parseCidr(plan.spec.subnet) as { ok: true; net: Network }).net;
+  for (const other of listLabs(paths)) {
+    const s = other === plan.spec.name ? undefined : readState(paths, other);
+    if (!s) continue;
+    const theirs = (parseCidr(s.plan.spec.subnet) as { ok: true; net: Network }).net;
+    if (overlaps(mine, theirs)) {
+      throw new InputError(`--subnet ${plan.spec.subnet} overlaps ${s.plan.spec.subnet} of lab "${other}"`,
+        'give each lab its own subnet, e.g. --subnet 10.240.50.0/24');
+    }
+  }
+}
+
+async function bringUp(state: LabState, paths: LabPaths, progress: ProgressOptions): Promise<void> {
+  const { plan } = state;
+  const { spec } = plan;
+  const hostKeys: Record<string, string> = {};
+  await runSteps([
+    {
+      title: 'Root filesystem (Debian 12, built once, then cached)',
+      run: async (update) => {
+        state.rootfs = await ensureRootfs(paths.cacheRoot, update);
+        writeState(paths, state);
+      },
+    },
+    {
+      title: `Bridge ${plan.bridge} (${plan.bridgeAddress}), overlays and identities of ${plan.machines.length} machine(s)`,
+      run: async () => {
+        await ensureBridge(plan.bridge, plan.bridgeAddress);
+        await ensureNspawnRuntime();
+        const authorizedKey = await ensureLabKey(spec.dir, spec.name);
+        await Promise.all(plan.machines.map(async (m) => {
+          hostKeys[m.hostname] = await prepareMachine({
+            mdir: machineDir(paths, spec.name, m.hostname), lab: spec.name, machine: m,
+            prefix: plan.prefix, rootfs: state.rootfs!, authorizedKey,
+          });
+        }));
+        writeLabFiles(plan, spec.dir, hostKeys);
+      },
+    },
+  ], { ...progress, concurrent: false });
+  await bootMachines(state, paths, progress, plan.machines.map((m) => m.hostname));
+}
+
+/** Boots the named machines of a lab in parallel (those not running) and waits for their SSH. */
+export async function bootMachines(state: LabState, paths: LabPaths, progress: ProgressOptions, hostnames: string[]): Promise<void> {
+  const { plan } = state;
+  const sshConfigFile = join(plan.spec.dir, LAB_FILES.sshConfig);
+  await runSteps(plan.machines.filter((m) => hostnames.includes(m.hostname)).map((m) => ({
+    title: `Boot ${m.hostname} (${m.ip})`,
+    run: async (update) => {
+      const mdir = machineDir(paths, plan.spec.name, m.hostname);
+      const pid = runningPid(mdir, m) ?? startMachine(mdir, m, plan.bridge);
+      update(`systemd-nspawn pid ${pid}; waiting for sshd with the recorded host key`);
+      await waitForSsh({
+        machine: m, sshConfigFile, timeoutMs: BOOT_TIMEOUT_MS,
+        alive: () => runningPid(mdir, m) !== undefined,
+        consoleLog: machinePaths(mdir).console,
+      });
+    },
+  })), { ...progress, concurrent: true });
+}
