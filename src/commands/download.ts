@@ -1,0 +1,79 @@
+// `hardway download`: the binaries the cluster machines need, verified, in downloads/.
+import { existsSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { loadClusterSettings } from '../cluster-settings.ts';
+import { InputError } from '../errors.ts';
+import { hostArch, parseArch } from '../download/arch.ts';
+import { cacheDir } from '../download/cache.ts';
+import { downloadFromDebian } from '../download/debian.ts';
+import type { InstallSummary } from '../download/install.ts';
+import { downloadsDir } from '../download/layout.ts';
+import { createProgress } from '../download/progress.ts';
+import { downloadReleases } from '../download/release.ts';
+import { BUILTIN_VERSIONS_FILE } from '../download/versions.ts';
+
+/** The `hardway download` command. */
+export const downloadCommand: CliCommand = {
+  name: 'download',
+  summary: 'Download and verify the binaries into downloads/ (or extract them from Debian packages)',
+  details: [
+    'release (default): the release files of the versions pinned in cluster.yaml, each verified',
+    'against its published digest (src/download/versions.json) before use, cached in',
+    '${XDG_CACHE_HOME:-~/.cache}/hardway/downloads, unpacked into downloads/{client,controller,worker,cni-plugins}.',
+    'debian: for machines without internet access, the binaries Debian packages carry (older versions,',
+    'verified by apt), and a list of what no Debian package provides.',
+    'Environment: HARDWAY_DOWNLOAD_BASE_URL serves every URL as BASE/HOST/PATH (a mirror);',
+    'HARDWAY_VERSIONS_FILE replaces the versions manifest.',
+  ].join('\n'),
+  options: {
+    source: { type: 'string', arg: 'release|debian', default: 'release', description: 'where the binaries come from' },
+    arch: { type: 'string', arg: 'amd64|arm64', description: "the machines' architecture (default: this machine's)" },
+    ...INVENTORY_OPTIONS,
+  },
+  async run({ values, cwd, env, stdout, stderr }) {
+    const source = String(values.source);
+    if (source !== 'release' && source !== 'debian') {
+      throw new InputError(`--source ${source} is not known`, 'use --source release or --source debian');
+    }
+    const arch = typeof values.arch === 'string' ? parseArch(values.arch) : await hostArch();
+    const machines = resolve(cwd, String(values.machines));
+    if (!existsSync(machines) && values.machines !== INVENTORY_OPTIONS.machines!.default) {
+      throw new InputError(`${String(values.machines)} not found`, 'pass --machines FILE of your project (downloads/ goes beside it)');
+    }
+    const projectDir = dirname(machines);
+    const cache = cacheDir(env);
+    const log = (line: string) => say(stdout, line);
+    say(stdout, `hardway download: ${source === 'release' ? 'release files' : 'Debian packages'} for ${arch} into ${downloadsDir(projectDir)}`);
+    let summary: InstallSummary;
+    if (source === 'release') {
+      const settings = loadClusterSettings(join(projectDir, 'cluster.yaml'));
+      summary = await downloadReleases({
+        projectDir,
+        arch,
+        versions: settings.versions,
+        versionsFile: env.HARDWAY_VERSIONS_FILE ? resolve(cwd, env.HARDWAY_VERSIONS_FILE) : BUILTIN_VERSIONS_FILE,
+        baseUrl: env.HARDWAY_DOWNLOAD_BASE_URL || undefined,
+        cache,
+        progress: createProgress(stderr as NodeJS.WriteStream),
+        log,
+      });
+    } else {
+      summary = await downloadFromDebian({ projectDir, arch, cache, aptListsRoot: join(dirname(cache), 'apt-lists'), log });
+    }
+    report(summary, projectDir, cwd, log);
+    return 0;
+  },
+};
+
+function report(s: InstallSummary, projectDir: string, cwd: string, log: (line: string) => void): void {
+  const where = relative(cwd, downloadsDir(projectDir)) || '.';
+  log(`${where}: ${s.installed.length} installed, ${s.unchanged.length} unchanged${s.removed.length ? `, ${s.removed.length} removed (${s.removed.join(', ')})` : ''}`);
+  for (const p of s.installed) log(`  installed ${p}`);
+  if (s.manifest.missing.length > 0) {
+    log('');
+    log(`Not provided by ${s.manifest.source === 'debian' ? 'any Debian package' : 'this source'} (the machines will not get these):`);
+    for (const m of s.manifest.missing) log(`  - ${m}`);
+    log('They come with "hardway download --source release" on a machine with internet access.');
+  }
+}

@@ -1,0 +1,56 @@
+// The download cache: release files and .deb packages, each stored under its published digest
+// (${XDG_CACHE_HOME:-~/.cache}/hardway/downloads/<hex>). A file only ever enters the cache after its
+// digest was verified, through a temp file and a rename, so a cached file is whole or absent.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** The cache directory for downloads, from the environment (XDG_CACHE_HOME, else HOME/.cache). */
+export function cacheDir(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
+  return join(base, 'hardway', 'downloads');
+}
+
+/** Where a file with this digest lives in the cache. */
+export function cachePath(dir: string, hex: string): string {
+  return join(dir, hex);
+}
+
+/** A fresh temp path inside the cache (same filesystem, so the final rename is atomic). */
+export async function cacheTempPath(dir: string, hint: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  return join(dir, `.partial-${hint.replace(/[^A-Za-z0-9._-]/g, '_')}-${randomBytes(4).toString('hex')}`);
+}
+
+/** Hex digest of a file. */
+export async function hashFile(path: string, algorithm: 'sha256' | 'sha512'): Promise<string> {
+  const h = createHash(algorithm);
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/**
+ * Returns the cache path if a file with this digest is cached and still hashes right. A cached file
+ * that no longer matches (disk damage, a hand edit) is removed so it is fetched again.
+ */
+export async function findVerified(dir: string, algorithm: 'sha256' | 'sha512', hex: string): Promise<string | undefined> {
+  const p = cachePath(dir, hex);
+  try {
+    if (!(await stat(p)).isFile()) return undefined;
+  } catch {
+    return undefined;
+  }
+  if ((await hashFile(p, algorithm)) === hex) return p;
+  await rm(p, { force: true });
+  return undefined;
+}
+
+/** Moves a verified temp file into the cache under its digest. */
+export async function commitToCache(dir: string, temp: string, hex: string): Promise<string> {
+  const p = cachePath(dir, hex);
+  await rename(temp, p);
+  return p;
+}

@@ -1,0 +1,101 @@
+// Fetching one release file into the cache: stream to a temp file while hashing, compare with the
+// published digest, and only then rename into the cache. Any failure removes the temp file.
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { FailureError } from '../errors.ts';
+import { cacheTempPath, commitToCache, findVerified } from './cache.ts';
+import type { Progress } from './progress.ts';
+
+/** What to fetch and how to verify it. */
+export interface FetchRequest {
+  url: string;
+  algorithm: 'sha256' | 'sha512';
+  hex: string;
+}
+
+/** The result: where the verified file is, and whether the network was used. */
+export interface FetchResult {
+  path: string;
+  fromCache: boolean;
+}
+
+/** Milliseconds without a byte before a download is given up. */
+const IDLE_TIMEOUT_MS = 60_000;
+
+/** Returns a verified cached copy, or downloads, verifies and caches the file. */
+export async function fetchVerified(req: FetchRequest, cache: string, progress: Progress): Promise<FetchResult> {
+  const cached = await findVerified(cache, req.algorithm, req.hex);
+  if (cached) return { path: cached, fromCache: true };
+  const name = basename(new URL(req.url).pathname) || 'download';
+  const temp = await cacheTempPath(cache, name);
+  try {
+    const actual = await downloadTo(req.url, temp, req.algorithm, name, progress);
+    if (actual !== req.hex) {
+      throw new FailureError(
+        `checksum mismatch for ${name}\n  url:      ${req.url}\n  expected: ${req.algorithm}:${req.hex}\n  actual:   ${req.algorithm}:${actual}`,
+        'the file was discarded; if the publisher changed it, verify the new digest and update src/download/versions.json',
+      );
+    }
+    return { path: await commitToCache(cache, temp, req.hex), fromCache: false };
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+async function downloadTo(url: string, dest: string, algorithm: 'sha256' | 'sha512', name: string, progress: Progress): Promise<string> {
+  const abort = new AbortController();
+  let idle = setTimeout(() => abort.abort(new Error(`no data for ${IDLE_TIMEOUT_MS / 1000} s`)), IDLE_TIMEOUT_MS);
+  const touch = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => abort.abort(new Error(`no data for ${IDLE_TIMEOUT_MS / 1000} s`)), IDLE_TIMEOUT_MS);
+  };
+  const fail = (why: string) =>
+    new FailureError(`download of ${name} failed: ${why}\n  url: ${url}`, 'check the network (or the mirror in HARDWAY_DOWNLOAD_BASE_URL); machines without internet access can use --source debian');
+  let started = false;
+  try {
+    let res: Response;
+    try {
+      res = await fetch(url, { signal: abort.signal, redirect: 'follow' });
+    } catch (e) {
+      throw fail(describe(e));
+    }
+    if (!res.ok || !res.body) throw fail(`HTTP ${res.status} ${res.statusText}`);
+    const lengthHeader = res.headers.get('content-length');
+    const total = lengthHeader ? Number(lengthHeader) : undefined;
+    const hash = createHash(algorithm);
+    let got = 0;
+    progress.start(name, total);
+    started = true;
+    const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
+    const tap = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        touch();
+        hash.update(chunk);
+        got += chunk.length;
+        progress.advance(chunk.length);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, tap, createWriteStream(dest, { mode: 0o600 }));
+    } catch (e) {
+      throw fail(`${describe(e)} after ${got} bytes`);
+    }
+    if (total !== undefined && got !== total) throw fail(`got ${got} of ${total} bytes`);
+    return hash.digest('hex');
+  } finally {
+    clearTimeout(idle);
+    if (started) progress.end();
+  }
+}
+
+function describe(e: unknown): string {
+  const err = e as Error & { cause?: Error & { code?: string } };
+  const cause = err?.cause;
+  if (cause?.message) return `${err.message} (${cause.code ? `${cause.code}: ` : ''}${cause.message})`;
+  return err?.message ?? String(e);
+}
