@@ -24,6 +24,9 @@ export const kubeconfigsCommand: CliCommand = {
     // Embed only certificates that are there and still match the inventory.
     const needed = new Set(['ca', ...specs.map((s) => s.identity)]);
     const bad = checkCertificates(inv, new Date()).certificates.filter((c) => needed.has(c.name) && !c.ok);
+    if (bad.length === needed.size && bad.every((c) => c.problems.includes('certificate missing'))) {
+      throw new FailureError(`the kubeconfigs embed the certificates, and ${PKI.dir}/ has none yet`, 'run hardway certs');
+    }
     if (bad.length > 0) {
       throw new FailureError(
         `the kubeconfigs need certificates that are missing or out of date: ${bad.map((c) => `${c.name} (${c.problems.join('; ')})`).join(', ')}`,

@@ -1,0 +1,113 @@
+// `hardway certs check`: passes on a fresh set, fails with a named problem for each kind of damage.
+import { chmodSync, copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkCertificates, type CheckReport } from '../../src/certs/check.ts';
+import { loadInventory } from '../../src/inventory.ts';
+import { EXAMPLE_MACHINES, hardway, makeProject, snapshot } from './certs.helpers.ts';
+
+async function freshProject(cluster = 'keyAlgorithm: ecdsa-p256\n') {
+  const project = makeProject({ cluster });
+  expect((await hardway(project, 'certs')).code).toBe(0);
+  return project;
+}
+
+async function checkJson(project: { dir: string; machines: string }): Promise<{ code: number; report: CheckReport }> {
+  const run = await hardway(project, 'certs', 'check', '--json');
+  return { code: run.code, report: JSON.parse(run.stdout) as CheckReport };
+}
+
+const problemsOf = (report: CheckReport, name: string) => report.certificates.find((c) => c.name === name)!.problems;
+
+describe('hardway certs check', () => {
+  it('passes on a fresh set: table with every certificate ok, exit 0, nothing changed', async () => {
+    const p = await freshProject();
+    const before = snapshot(p.dir);
+    const run = await hardway(p, 'certs', 'check');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^admin\s+ok\s+\d{4}-\d\d-\d\d \(365[23] days\)$/m);
+    expect(run.stdout).toContain('all 12 certificates ok');
+    expect(snapshot(p.dir)).toEqual(before);
+  });
+
+  it('--json prints exactly one JSON object with every certificate', async () => {
+    const p = await freshProject();
+    const run = await hardway(p, 'certs', 'check', '--json');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report.ok).toBe(true);
+    expect(report.certificates.map((c) => c.name)).toEqual(['ca', 'etcd-ca', 'admin', 'node-0', 'node-1', 'kube-proxy',
+      'kube-controller-manager', 'kube-scheduler', 'kube-api-server', 'service-accounts', 'etcd-server-server', 'etcd-client']);
+    for (const c of report.certificates) {
+      expect(c).toMatchObject({ ok: true, problems: [], warnings: [] });
+      expect(c.daysLeft).toBeGreaterThanOrEqual(3652);
+      expect(new Date(c.notAfter!).getTime()).toBeGreaterThan(Date.now());
+    }
+  });
+
+  it('a tampered certificate (another one copied over it) fails with named problems', async () => {
+    const p = await freshProject();
+    copyFileSync(join(p.dir, 'pki/kube-proxy.crt'), join(p.dir, 'pki/admin.crt'));
+    const { code, report } = await checkJson(p);
+    expect(code).toBe(1);
+    expect(report.ok).toBe(false);
+    expect(problemsOf(report, 'admin')).toEqual(expect.arrayContaining([
+      'subject changed: CN=system:kube-proxy, O=system:node-proxier -> CN=admin, O=system:masters',
+      'key does not match certificate',
+    ]));
+    expect(problemsOf(report, 'kube-proxy')).toEqual([]);
+  });
+
+  it('a certificate whose bytes were altered no longer chains to its CA', async () => {
+    const p = await freshProject();
+    const other = await freshProject();
+    copyFileSync(join(other.dir, 'pki/node-0.crt'), join(p.dir, 'pki/node-0.crt'));
+    const { code, report } = await checkJson(p);
+    expect(code).toBe(1);
+    expect(problemsOf(report, 'node-0')).toContain('signed by a different CA');
+  });
+
+  it('a wrong key fails as "key does not match certificate"', async () => {
+    const p = await freshProject();
+    copyFileSync(join(p.dir, 'pki/etcd-client.key'), join(p.dir, 'pki/kube-scheduler.key'));
+    const run = await hardway(p, 'certs', 'check');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^kube-scheduler\s+FAIL.*\n\s+- key does not match certificate$/m);
+  });
+
+  it('a changed inventory fails on the certificates it affects, naming the SAN difference', async () => {
+    const p = await freshProject();
+    writeFileSync(p.machines, EXAMPLE_MACHINES.replace('10.240.0.10 ', '10.240.0.11 '));
+    const { code, report } = await checkJson(p);
+    expect(code).toBe(1);
+    expect(problemsOf(report, 'kube-api-server')).toEqual(['SANs changed: +IP:10.240.0.11 -IP:10.240.0.10']);
+    expect(problemsOf(report, 'etcd-server-server')).toEqual(['SANs changed: +IP:10.240.0.11 -IP:10.240.0.10']);
+    expect(problemsOf(report, 'node-0')).toEqual([]);
+  });
+
+  it('a missing certificate, a missing CA and a too-open key are each named', async () => {
+    const p = await freshProject();
+    rmSync(join(p.dir, 'pki/node-1.crt'));
+    rmSync(join(p.dir, 'pki/etcd-ca.crt'));
+    chmodSync(join(p.dir, 'pki/admin.key'), 0o640);
+    const { code, report } = await checkJson(p);
+    expect(code).toBe(1);
+    expect(problemsOf(report, 'node-1')).toEqual(['certificate missing']);
+    expect(problemsOf(report, 'etcd-ca')).toEqual(['certificate missing']);
+    expect(problemsOf(report, 'etcd-client')).toEqual(['cannot verify the chain: etcd-ca is missing or unreadable']);
+    expect(problemsOf(report, 'admin')).toEqual(['key file pki/admin.key is mode 0640, must be 0600']);
+  });
+
+  it('fewer than 30 days left is a warning (exit 0); an expired certificate is a problem', async () => {
+    const p = await freshProject('keyAlgorithm: ecdsa-p256\ncertValidityDays: 20\n');
+    const { code, report } = await checkJson(p);
+    expect(code).toBe(0);
+    expect(report.certificates.find((c) => c.name === 'admin')!.warnings).toEqual(['expires in 19 days']);
+    const run = await hardway(p, 'certs', 'check');
+    expect(run.stdout).toMatch(/^admin\s+warn\s+.*\n\s+! expires in 19 days$/m);
+    // The same set seen 30 days later (the check takes its clock as an argument).
+    const later = checkCertificates(loadInventory(p.machines), new Date(Date.now() + 30 * 86_400_000));
+    expect(later.ok).toBe(false);
+    expect(later.certificates.find((c) => c.name === 'admin')!.problems).toEqual(['expired 11 days ago']);
+  });
+});

@@ -1,0 +1,139 @@
+// `hardway certs` run again: keeps what still matches, reissues exactly what changed, never
+// replaces a CA, and refuses to work with a broken CA.
+import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXAMPLE_MACHINES, hardway, makeProject, named, opensslVerifies, snapshot } from './certs.helpers.ts';
+
+const ALL = ['ca', 'etcd-ca', 'admin', 'node-0', 'node-1', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
+  'kube-api-server', 'service-accounts', 'etcd-server-server', 'etcd-client'];
+const EC = 'keyAlgorithm: ecdsa-p256\n';
+
+async function freshProject(cluster = EC) {
+  const project = makeProject({ cluster });
+  const first = await hardway(project, 'certs');
+  expect(first.code).toBe(0);
+  return project;
+}
+
+describe('hardway certs, run again', () => {
+  it('a second run keeps everything and every file stays byte-identical', async () => {
+    const p = await freshProject();
+    const before = snapshot(p.dir);
+    const run = await hardway(p, 'certs');
+    expect(run.code).toBe(0);
+    expect(named(run, 'kept')).toEqual(ALL);
+    expect(run.stdout.trim().split('\n')).toHaveLength(ALL.length);
+    expect(snapshot(p.dir)).toEqual(before);
+  });
+
+  it("a worker's new IP reissues only that worker's certificate (not the CA), naming the change", async () => {
+    const p = await freshProject();
+    const before = snapshot(p.dir);
+    writeFileSync(p.machines, EXAMPLE_MACHINES.replace('10.240.0.21 ', '10.240.0.99 '));
+    const run = await hardway(p, 'certs');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('reissued node-1 (SANs changed: +IP:10.240.0.99 -IP:10.240.0.21)\n');
+    expect(named(run, 'kept')).toEqual(ALL.filter((n) => n !== 'node-1'));
+    const after = snapshot(p.dir);
+    const changed = Object.keys(after).filter((f) => after[f]!.sha !== before[f]!.sha);
+    expect(changed.sort()).toEqual(['node-1.crt', 'node-1.key']);
+    expect(opensslVerifies(join(p.dir, 'pki/ca.crt'), join(p.dir, 'pki/node-1.crt'))).toBe(true);
+  });
+
+  it('a new worker gets one new certificate; the rest is kept', async () => {
+    const p = await freshProject();
+    writeFileSync(p.machines, EXAMPLE_MACHINES + '10.240.0.22 node-2.kubernetes.local node-2 10.200.2.0/24\n');
+    const run = await hardway(p, 'certs');
+    expect(run.code).toBe(0);
+    expect(named(run, 'issued')).toEqual(['node-2']);
+    expect(run.stdout).toContain('issued node-2 (new)\n');
+    expect(named(run, 'kept')).toEqual(ALL);
+  });
+
+  it('a removed worker is reported as unused and its files are left alone', async () => {
+    const p = await freshProject();
+    writeFileSync(p.machines, EXAMPLE_MACHINES.replace(/^10\.240\.0\.21 .*\n/m, ''));
+    const run = await hardway(p, 'certs');
+    expect(run.stdout).toContain('unused node-1 (not in the inventory any more; left in pki/)');
+    expect(existsSync(join(p.dir, 'pki/node-1.key'))).toBe(true);
+  });
+
+  it('certificates that expire within renewBeforeDays are reissued; the CAs are kept (with a warning)', async () => {
+    const p = await freshProject(`${EC}certValidityDays: 20\n`);
+    const ca = readFileSync(join(p.dir, 'pki/ca.crt'));
+    const run = await hardway(p, 'certs');
+    expect(run.code).toBe(0);
+    expect(named(run, 'kept')).toEqual(['ca', 'etcd-ca']);
+    expect(run.stdout).toMatch(/^reissued admin \(expires in 19 days\)$/m);
+    expect(named(run, 'reissued')).toHaveLength(ALL.length - 2);
+    expect(run.stderr).toMatch(/^warning: ca expires in 19 days; hardway never replaces a CA/m);
+    expect(readFileSync(join(p.dir, 'pki/ca.crt'))).toEqual(ca);
+  });
+
+  it('a changed key algorithm reissues every leaf with the new algorithm but never replaces the CA', async () => {
+    const p = await freshProject();
+    const before = snapshot(p.dir);
+    writeFileSync(join(p.dir, 'cluster.yaml'), 'keyAlgorithm: rsa-2048\n');
+    const run = await hardway(p, 'certs');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('reissued admin (key algorithm changed: ecdsa-p256 -> rsa-2048)\n');
+    const after = snapshot(p.dir);
+    for (const f of ['ca.crt', 'ca.key', 'etcd-ca.crt', 'etcd-ca.key']) expect(after[f]).toEqual(before[f]);
+    expect(opensslVerifies(join(p.dir, 'pki/ca.crt'), join(p.dir, 'pki/admin.crt'))).toBe(true);
+  });
+
+  it('a key that does not match its certificate is reissued', async () => {
+    const p = await freshProject();
+    copyFileSync(join(p.dir, 'pki/kube-proxy.key'), join(p.dir, 'pki/admin.key'));
+    const run = await hardway(p, 'certs');
+    expect(run.stdout).toContain('reissued admin (key does not match certificate)\n');
+    expect(named(run, 'reissued')).toEqual(['admin']);
+  });
+
+  it('a key file that is too open is narrowed to 0600, and the run says so', async () => {
+    const p = await freshProject();
+    chmodSync(join(p.dir, 'pki/node-0.key'), 0o644);
+    const run = await hardway(p, 'certs');
+    expect(run.stdout).toContain('fixed mode of pki/node-0.key (was 0644, now 0600)\n');
+    expect(statSync(join(p.dir, 'pki/node-0.key')).mode & 0o777).toBe(0o600);
+    expect(named(run, 'kept')).toEqual(ALL);
+  });
+
+  it('a leaf signed by another CA is reissued by ours', async () => {
+    const p = await freshProject();
+    const other = await freshProject();
+    for (const f of ['admin.crt', 'admin.key']) copyFileSync(join(other.dir, 'pki', f), join(p.dir, 'pki', f));
+    const run = await hardway(p, 'certs');
+    expect(run.stdout).toContain('reissued admin (signed by a different CA)\n');
+    expect(opensslVerifies(join(p.dir, 'pki/ca.crt'), join(p.dir, 'pki/admin.crt'))).toBe(true);
+  });
+
+  for (const [what, breakIt, message] of [
+    ['missing', (d: string) => rmSync(join(d, 'pki/ca.key')), 'pki/ca.crt exists but pki/ca.key is missing'],
+    ['not matching', (d: string) => copyFileSync(join(d, 'pki/etcd-ca.key'), join(d, 'pki/ca.key')), 'pki/ca.key does not match pki/ca.crt'],
+    ['present without its certificate', (d: string) => rmSync(join(d, 'pki/etcd-ca.crt')), 'pki/etcd-ca.key exists but pki/etcd-ca.crt is missing'],
+  ] as const) {
+    it(`a CA key ${what}: exit 1, says so, changes nothing`, async () => {
+      const p = await freshProject();
+      breakIt(p.dir);
+      writeFileSync(p.machines, EXAMPLE_MACHINES.replace('10.240.0.21 ', '10.240.0.99 ')); // work that would be done
+      const before = snapshot(p.dir);
+      const run = await hardway(p, 'certs');
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`error: ${message}; nothing was changed`);
+      expect(run.stderr).toContain('hint: restore it from your backup');
+      expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
+      expect(run.stdout).toBe('');
+      expect(snapshot(p.dir)).toEqual(before);
+    });
+  }
+
+  it('a bad inventory exits 2 and writes nothing', async () => {
+    const p = makeProject({ machines: '10.240.0.10 server.kubernetes.local server\n10.240.0.300 node-0.kubernetes.local node-0 10.200.0.0/24\n' });
+    const run = await hardway(p, 'certs');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/machines\.txt:2: "10\.240\.0\.300" is not a valid IPv4 address/);
+    expect(existsSync(join(p.dir, 'pki'))).toBe(false);
+  });
+});

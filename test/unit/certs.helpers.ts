@@ -1,0 +1,72 @@
+// Shared by the certs, kubeconfig and encryption-config tests: a temporary project directory, the
+// real openssl CLI as an independent judge, and a snapshot of pki/ to prove what changed.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, type CliRun } from '../helpers/cli.ts';
+
+/** The example cluster of the tutorial: one server, two workers. */
+export const EXAMPLE_MACHINES = [
+  '10.240.0.10 server.kubernetes.local server',
+  '10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24',
+  '10.240.0.21 node-1.kubernetes.local node-1 10.200.1.0/24',
+  '',
+].join('\n');
+
+/** A temporary project: machines.txt (and cluster.yaml if given) in a fresh directory. */
+export function makeProject(opts: { machines?: string; cluster?: string } = {}): { dir: string; machines: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'hardway-certs-'));
+  const machines = join(dir, 'machines.txt');
+  writeFileSync(machines, opts.machines ?? EXAMPLE_MACHINES);
+  if (opts.cluster !== undefined) writeFileSync(join(dir, 'cluster.yaml'), opts.cluster);
+  return { dir, machines };
+}
+
+/** Runs `hardway <args> --machines <project>/machines.txt` in-process. */
+export function hardway(project: { dir: string; machines: string }, ...args: string[]): Promise<CliRun> {
+  return runCli([...args, '--machines', project.machines], project.dir);
+}
+
+/** Runs the openssl CLI; returns stdout, or throws with its stderr. */
+export function openssl(...args: string[]): string {
+  return execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** `openssl verify` of a certificate against a CA file: true when openssl says OK. */
+export function opensslVerifies(caFile: string, crtFile: string): boolean {
+  try {
+    return openssl('verify', '-x509_strict', '-CAfile', caFile, crtFile).trim() === `${crtFile}: OK`;
+  } catch {
+    return false;
+  }
+}
+
+/** `openssl x509 -noout -text` of a certificate. */
+export function opensslText(crtFile: string): string {
+  return openssl('x509', '-noout', '-text', '-in', crtFile);
+}
+
+/** True when openssl derives the same public key from the certificate and from the private key. */
+export function opensslKeyMatches(crtFile: string, keyFile: string): boolean {
+  return openssl('x509', '-noout', '-pubkey', '-in', crtFile) === openssl('pkey', '-pubout', '-in', keyFile);
+}
+
+/** Every file in pki/ with its SHA-256 and mode, to compare before and after a run. */
+export function snapshot(dir: string): Record<string, { sha: string; mode: string }> {
+  const pki = join(dir, 'pki');
+  const out: Record<string, { sha: string; mode: string }> = {};
+  for (const f of readdirSync(pki).sort()) {
+    out[f] = {
+      sha: createHash('sha256').update(readFileSync(join(pki, f))).digest('hex'),
+      mode: (statSync(join(pki, f)).mode & 0o777).toString(8),
+    };
+  }
+  return out;
+}
+
+/** The names in a run's output lines with the given verb (kept, issued, reissued, written). */
+export function named(run: CliRun, verb: string): string[] {
+  return run.stdout.split('\n').filter((l) => l.startsWith(`${verb} `)).map((l) => l.split(' ')[1]!);
+}
