@@ -307,6 +307,28 @@ describe('every machine: hosts block and pod routes', () => {
     expect(renderMachine(lone, host(lone, 'server')).some((f) => f.path === ANY.routesUnit)).toBe(true);
   });
 
+  it('every YAML, JSON and TOML file of every machine parses, for both containerd schemas', () => {
+    let checked = 0;
+    for (const text of [EXAMPLE, THREE_CP]) {
+      const i = inventory(text);
+      for (const m of i.machines) {
+        for (const containerdMajor of [1, 2]) {
+          for (const f of renderMachine(i, m, { containerdMajor })) {
+            if (f.path.endsWith('.yaml')) {
+              expect(parseYaml(f.content), f.path).toMatchObject({ apiVersion: expect.any(String), kind: expect.any(String) });
+            } else if (f.path.startsWith(WORKER.cniConfDir + '/')) {
+              expect(JSON.parse(f.content), f.path).toMatchObject({ cniVersion: '1.0.0' });
+            } else if (f.path.endsWith('.toml')) {
+              expect(readToml(f.content).version, f.path).toBe(containerdMajor + 1);
+            } else continue;
+            checked++;
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(30);
+  });
+
   it('rendering is pure: the same inputs give the same bytes', () => {
     const m = host(inv, 'node-1');
     expect(renderMachine(inv, m)).toEqual(renderMachine(inv, m));
