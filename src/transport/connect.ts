@@ -1,0 +1,165 @@
+// Opening one SSH connection to a machine, through its jump hosts if any: host keys checked
+// against known_hosts on every hop, auth offered, failures classified so that only network
+// failures are retried (never authentication or host-key refusals).
+import { Client, type ServerHostKeyAlgorithm } from 'ssh2';
+import type { Readable } from 'node:stream';
+import { authOffer } from './auth.ts';
+import type { Endpoint, Route } from './endpoint.ts';
+import { AuthError, ConnectError, HostKeyError } from './errors.ts';
+import { fingerprint, keyTypeOf, type KnownHosts } from './known-hosts.ts';
+
+/** What opening a connection needs besides the route. */
+export interface ConnectContext {
+  /** The machine's hostname: every error names it. */
+  machine: string;
+  knownHosts: KnownHosts;
+  acceptNewHostKeys: boolean;
+  agentSocket?: string;
+  readyTimeoutMs: number;
+  keepaliveIntervalMs: number;
+  keepaliveCountMax: number;
+  log: (line: string) => void;
+}
+
+/** Backoff for connection failures: `attempts` tries in all, delays doubling from baseDelayMs. */
+export interface RetryPolicy {
+  attempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Waits between attempts; tests pass a recorder instead of a real timer. */
+  sleep: (ms: number) => Promise<void>;
+}
+
+/** A live connection: the machine's client plus the jump-host clients it runs through. */
+export interface Connection {
+  client: Client;
+  jumps: Client[];
+}
+
+/** A network-level failure worth another try (refused, unreachable, timed out, reset in handshake). */
+class RetryableFailure extends Error {}
+
+/** Opens the route with retries for network failures; auth and host-key errors are thrown at once. */
+export async function connectWithRetry(route: Route, ctx: ConnectContext, retry: RetryPolicy): Promise<Connection> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connectRoute(route, ctx);
+    } catch (e) {
+      if (!(e instanceof RetryableFailure)) throw e;
+      if (attempt >= retry.attempts) throw new ConnectError(ctx.machine, route.target.display, e.message, attempt);
+      const delay = Math.min(retry.baseDelayMs * 2 ** (attempt - 1), retry.maxDelayMs);
+      ctx.log(`${ctx.machine}: ${e.message}; retrying in ${delay}ms (attempt ${attempt + 1}/${retry.attempts})`);
+      await retry.sleep(delay);
+    }
+  }
+}
+
+/** Connects hop by hop: each jump host forwards a stream to the next hop, the last hop is the machine. */
+async function connectRoute(route: Route, ctx: ConnectContext): Promise<Connection> {
+  const hops = [...route.jumps, route.target];
+  const opened: Client[] = [];
+  let sock: Readable | undefined;
+  try {
+    for (let i = 0; i < hops.length; i++) {
+      const client = await connectHop(hops[i]!, ctx, sock);
+      opened.push(client);
+      const next = hops[i + 1];
+      if (next) sock = await forward(client, hops[i]!, next);
+    }
+  } catch (e) {
+    for (const c of opened.reverse()) c.end();
+    throw e;
+  }
+  const client = opened.pop()!;
+  // The jump connections live exactly as long as the machine's connection.
+  client.once('close', () => opened.forEach((j) => j.end()));
+  return { client, jumps: opened };
+}
+
+function forward(jump: Client, via: Endpoint, to: Endpoint): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    jump.forwardOut('127.0.0.1', 0, to.host, to.port, (err, stream) => {
+      if (err) reject(new RetryableFailure(`${via.display} could not open a connection to ${to.host}:${to.port}: ${err.message}`));
+      else resolve(stream);
+    });
+  });
+}
+
+const RETRYABLE_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'EAI_AGAIN']);
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  ECONNRESET: 'connection reset during the SSH handshake',
+};
+
+/** One SSH handshake + authentication to one hop, over a TCP socket or a forwarded stream. */
+function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefined): Promise<Client> {
+  const offer = authOffer(hop, ctx.agentSocket);
+  if (offer.methods.length === 0) return Promise.reject(new AuthError(ctx.machine, hop.display, [], offer.notes));
+  const serverHostKey = hostKeyAlgorithms(ctx.knownHosts.keyTypesFor(hop.hostKeyNames));
+  let refusal: HostKeyError | undefined;
+  const client = new Client();
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (e: Error) => {
+      if (settled) return;
+      settled = true;
+      client.end();
+      reject(e);
+    };
+    client.on('error', (err: Error & { level?: string; code?: string | number }) => {
+      if (refusal) return fail(refusal);
+      if (err.level === 'client-authentication' || /authentication/i.test(err.message)) {
+        return fail(new AuthError(ctx.machine, hop.display, offer.offered, offer.notes));
+      }
+      const code = typeof err.code === 'string' ? err.code : '';
+      if (err.level === 'client-timeout') return fail(new RetryableFailure(`${hop.display}: timed out waiting for the SSH handshake`));
+      if (RETRYABLE_CODES.has(code)) return fail(new RetryableFailure(`${hop.display}: ${REASONS[code] ?? err.message}`));
+      fail(new ConnectError(ctx.machine, hop.display, err.message, 1));
+    });
+    client.once('close', () => {
+      if (refusal) return fail(refusal);
+      fail(new RetryableFailure(`${hop.display}: connection closed during the SSH handshake`));
+    });
+    client.once('ready', () => {
+      settled = true;
+      resolve(client);
+    });
+    client.connect({
+      host: hop.host,
+      port: hop.port,
+      username: hop.user,
+      sock,
+      readyTimeout: ctx.readyTimeoutMs,
+      keepaliveInterval: ctx.keepaliveIntervalMs,
+      keepaliveCountMax: ctx.keepaliveCountMax,
+      authHandler: offer.methods,
+      // Ask for the key types already pinned, so a server with several keys shows the pinned one.
+      algorithms: serverHostKey ? { serverHostKey } : undefined,
+      hostVerifier: (key: Buffer) => {
+        const verdict = ctx.knownHosts.verify(hop.hostKeyNames, key);
+        if (verdict.status === 'match') return true;
+        if (verdict.status === 'unknown' && ctx.acceptNewHostKeys) {
+          ctx.knownHosts.pin(hop.hostKeyNames, key);
+          ctx.log(`${ctx.machine}: pinned new host key ${fingerprint(key)} (${keyTypeOf(key)}) of ${hop.display} in ${ctx.knownHosts.file}`);
+          return true;
+        }
+        const pinned = verdict.status === 'changed' ? verdict.pinned.map(fingerprint) : [];
+        refusal = new HostKeyError(ctx.machine, verdict.status, fingerprint(key), pinned, ctx.knownHosts.file, hop.display);
+        return false;
+      },
+    });
+  });
+}
+
+const SUPPORTED_HOST_KEYS: string[] = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'];
+
+/** Signature algorithms a server may use for the given key types (RSA keys sign with SHA-2 first). */
+function hostKeyAlgorithms(keyTypes: string[]): ServerHostKeyAlgorithm[] | undefined {
+  const algos = keyTypes
+    .flatMap((t) => (t === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [t]))
+    .filter((a): a is ServerHostKeyAlgorithm => SUPPORTED_HOST_KEYS.includes(a));
+  return algos.length ? algos : undefined;
+}

@@ -1,0 +1,150 @@
+// The SSH transport of one machine: one connection reused by every step, opened on first use and
+// reopened (bounded retries) if it dropped between commands; channels capped below MaxSessions.
+import type { Client, SFTPWrapper } from 'ssh2';
+import { isCommand, type Command } from '../shell.ts';
+import { connectWithRetry, type Connection, type ConnectContext, type RetryPolicy } from './connect.ts';
+import type { Route } from './endpoint.ts';
+import { AuthError, ConnectionLostError, HostKeyError, TransportError } from './errors.ts';
+import { ChannelNotOpened, execOnClient } from './exec.ts';
+import { Semaphore } from './semaphore.ts';
+import type { ExecOptions, ExecResult, Transport, UploadOptions, UploadSource } from './types.ts';
+import { uploadAtomic } from './upload.ts';
+
+/** Everything an SshTransport needs, resolved by the pool (see options.ts for the defaults). */
+export interface SshTransportConfig {
+  route: Route;
+  connect: ConnectContext;
+  retry: RetryPolicy;
+  commandTimeoutMs: number;
+  maxChannels: number;
+}
+
+/** A Transport over one SSH connection (through jump hosts if the route has any). */
+export class SshTransport implements Transport {
+  readonly machine: string;
+  private conn: Promise<Connection> | undefined;
+  private current: Client | undefined;
+  /** Connections seen closing: an error on one of them means the connection was lost, not the operation. */
+  private readonly dead = new WeakSet<Client>();
+  /** A host-key or auth refusal is final for the run: never dial the machine again. */
+  private refused: Error | undefined;
+  private closed = false;
+  private connections = 0;
+  private readonly slots: Semaphore;
+
+  constructor(private readonly config: SshTransportConfig) {
+    this.machine = config.connect.machine;
+    this.slots = new Semaphore(config.maxChannels);
+  }
+
+  /** Opens the connection now (otherwise the first exec or upload does); rejects with the connection error. */
+  async connect(): Promise<void> {
+    await this.client();
+  }
+
+  /** Runs a command built with `sh`; a non-zero exit code is returned, not thrown. */
+  exec(cmd: Command, opts: ExecOptions = {}): Promise<ExecResult> {
+    if (!isCommand(cmd)) return Promise.reject(new TypeError(`${this.machine}: exec takes a Command built with sh\`\`, got ${typeof cmd}`));
+    const timeoutMs = opts.timeoutMs ?? this.config.commandTimeoutMs;
+    return this.withChannel(`command: ${cmd.text}`, (client) => execOnClient(client, this.machine, cmd, { stdin: opts.stdin, timeoutMs }));
+  }
+
+  /** Uploads atomically over SFTP (see upload.ts). */
+  upload(path: string, source: UploadSource, opts: UploadOptions): Promise<void> {
+    return uploadAtomic(
+      { machine: this.machine, exec: (cmd) => this.exec(cmd), withSftp: (fn) => this.withSftp(path, fn) },
+      path,
+      source,
+      opts,
+    );
+  }
+
+  /** Ends the connection (and its jump hosts); later use is an error. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const conn = this.conn;
+    this.conn = undefined;
+    if (!conn) return;
+    const c = await conn.catch(() => undefined);
+    if (!c) return;
+    await new Promise<void>((resolve) => {
+      c.client.once('close', () => resolve());
+      c.client.end();
+      // A half-dead socket may never report close: do not let close() hang on it.
+      setTimeout(resolve, 2000).unref();
+    });
+  }
+
+  private withSftp<T>(path: string, fn: (sftp: SFTPWrapper) => Promise<T>): Promise<T> {
+    return this.withChannel(`upload of ${path}`, async (client) => {
+      const sftp = await new Promise<SFTPWrapper>((resolve, reject) =>
+        client.sftp((err, s) => (err ? reject(new ChannelNotOpened(err.message)) : resolve(s))),
+      );
+      try {
+        return await fn(sftp);
+      } catch (e) {
+        if (this.dead.has(client) && !(e instanceof TransportError)) {
+          throw new ConnectionLostError(this.machine, `upload of ${path}`, (e as Error).message);
+        }
+        throw e;
+      } finally {
+        sftp.end();
+      }
+    });
+  }
+
+  /** Runs fn with a channel slot on a live connection; if the channel cannot open on a dead connection, reconnects once. */
+  private async withChannel<T>(what: string, fn: (client: Client) => Promise<T>): Promise<T> {
+    return this.slots.run(async () => {
+      for (let attempt = 1; ; attempt++) {
+        const client = await this.client();
+        try {
+          return await fn(client);
+        } catch (e) {
+          if (!(e instanceof ChannelNotOpened)) throw e;
+          // Nothing ran yet: a dropped connection is reopened and the operation tried again, once.
+          if (attempt === 1 && (this.dead.has(client) || GONE.test(e.message))) {
+            this.discard(client);
+            continue;
+          }
+          throw new TransportError(this.machine, `could not open an SSH channel for ${what}: ${e.message}`);
+        }
+      }
+    });
+  }
+
+  /** Forgets a connection that is gone, so the next use dials again. */
+  private discard(client: Client): void {
+    this.dead.add(client);
+    if (this.current === client) {
+      this.conn = undefined;
+      this.current = undefined;
+    }
+    client.end();
+  }
+
+  private async client(): Promise<Client> {
+    if (this.closed) throw new TransportError(this.machine, 'transport used after close()');
+    if (this.refused) throw this.refused;
+    if (!this.conn) {
+      const opening = connectWithRetry(this.config.route, this.config.connect, this.config.retry);
+      this.conn = opening;
+      opening.then(
+        ({ client }) => {
+          this.current = client;
+          if (this.connections++ > 0) this.config.connect.log(`${this.machine}: reconnected`);
+          client.on('error', (err) => this.config.connect.log(`${this.machine}: connection error: ${err.message}`));
+          client.once('close', () => this.discard(client));
+        },
+        (e) => {
+          if (this.conn === opening) this.conn = undefined;
+          if (e instanceof HostKeyError || e instanceof AuthError) this.refused = e;
+        },
+      );
+    }
+    return (await this.conn).client;
+  }
+}
+
+/** ssh2's messages for a connection that is already gone when a channel is requested. */
+const GONE = /^(Not connected|No response from server)$/;

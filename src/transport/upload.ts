@@ -1,0 +1,139 @@
+// Atomic uploads over SFTP: bytes go to a temp file beside the target (created 0600), which gets
+// its owner and mode, is fsynced, and only then renamed over the target. A crash leaves at most a
+// temp file, which the next upload of the same target removes. Sources stream from disk.
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { posix } from 'node:path';
+import type { SFTPWrapper } from 'ssh2';
+import { CommandError } from '../errors.ts';
+import { sh, type Command } from '../shell.ts';
+import type { ExecResult, UploadOptions, UploadSource } from './types.ts';
+
+/** What an upload needs from its transport: commands and a scoped SFTP session (each takes a channel slot). */
+export interface UploadChannels {
+  machine: string;
+  exec(cmd: Command): Promise<ExecResult>;
+  withSftp<T>(fn: (sftp: SFTPWrapper) => Promise<T>): Promise<T>;
+}
+
+/** Bytes per SFTP write request and how many requests may be in flight: bounds memory, keeps the pipe full. */
+const CHUNK = 64 * 1024;
+const IN_FLIGHT = 16;
+
+/** The prefix of every temp file for a target: `.<name>.hardway-tmp-`. */
+export function tempPrefix(path: string): string {
+  return posix.join(posix.dirname(path), `.${posix.basename(path)}.hardway-tmp-`);
+}
+
+/** Uploads source to path atomically with mode and owner (default root:root). */
+export async function uploadAtomic(ch: UploadChannels, path: string, source: UploadSource, opts: UploadOptions): Promise<void> {
+  assertTargetPath(path);
+  const prefix = tempPrefix(path);
+  const tmp = prefix + randomBytes(6).toString('hex');
+  const prep = prepareCommand(path, opts.owner);
+  const [uid, gid] = parseOwnerIds(await check(ch, prep), ch.machine, prep, opts.owner);
+
+  const renamed = await ch.withSftp(async (sftp) => {
+    try {
+      const handle = await call<Buffer>((cb) => sftp.open(tmp, 'wx', { mode: 0o600 }, cb));
+      try {
+        await writeAll(sftp, handle, source);
+        await optional((cb) => sftp.ext_openssh_fsync(handle, cb));
+        // chown before chmod: chown clears setuid/setgid bits.
+        await call((cb) => sftp.fchown(handle, uid, gid, cb));
+        await call((cb) => sftp.fchmod(handle, opts.mode, cb));
+      } finally {
+        await call((cb) => sftp.close(handle, cb)).catch(() => undefined);
+      }
+      // posix-rename replaces an existing target atomically; plain SFTP rename refuses to.
+      return await optional((cb) => sftp.ext_openssh_rename(tmp, path, cb));
+    } catch (e) {
+      await call((cb) => sftp.unlink(tmp, cb)).catch(() => undefined);
+      throw e;
+    }
+  });
+  if (!renamed) {
+    const mv = sh`mv -f -- ${tmp} ${path}`;
+    const r = await ch.exec(mv);
+    if (r.code !== 0) {
+      await ch.exec(sh`rm -f -- ${tmp}`).catch(() => undefined);
+      throw new CommandError(ch.machine, mv.text, r.code, r.stderr);
+    }
+  }
+}
+
+/** Writes the source at increasing offsets with a bounded window of requests in flight. */
+async function writeAll(sftp: SFTPWrapper, handle: Buffer, source: UploadSource): Promise<void> {
+  const chunks = 'data' in source ? slices(source.data) : createReadStream(source.file, { highWaterMark: CHUNK });
+  const inFlight = new Set<Promise<void>>();
+  let failure: unknown;
+  let offset = 0;
+  for await (const chunk of chunks as AsyncIterable<Buffer>) {
+    const p = call<number>((cb) => sftp.write(handle, chunk, 0, chunk.length, offset, cb)).then(
+      () => void inFlight.delete(p),
+      (e) => {
+        failure ??= e;
+        inFlight.delete(p);
+      },
+    );
+    inFlight.add(p);
+    offset += chunk.length;
+    if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
+    if (failure) break;
+  }
+  await Promise.all(inFlight);
+  if (failure) throw failure;
+}
+
+async function* slices(data: Buffer): AsyncIterable<Buffer> {
+  for (let i = 0; i < data.length; i += CHUNK) yield data.subarray(i, i + CHUNK);
+}
+
+/** Rejects a target that is not a normalized absolute file path (a programming error, not user input). */
+export function assertTargetPath(path: string): void {
+  if (!posix.isAbsolute(path) || path.endsWith('/') || posix.normalize(path) !== path) {
+    throw new TypeError(`upload target must be a normalized absolute file path, got ${JSON.stringify(path)}`);
+  }
+}
+
+/** One round trip before an upload: parent directories, stale temp files of crashed uploads, numeric owner ids. */
+export function prepareCommand(path: string, owner = 'root:root'): Command {
+  const [user, group] = owner.split(':') as [string, string | undefined];
+  const gid = group === undefined ? sh`id -g -- ${user}` : sh`getent group ${group} | cut -d: -f3`;
+  return sh`mkdir -p -- ${posix.dirname(path)} && rm -f -- ${tempPrefix(path)}* && id -u -- ${user} && ${gid}`;
+}
+
+/** Reads `uid\ngid` printed by prepareCommand; an unknown group is a CommandError naming the owner. */
+export function parseOwnerIds(stdout: string, machine: string, cmd: Command, owner = 'root:root'): [number, number] {
+  const [uid, gid] = stdout.trim().split('\n').map(Number);
+  if (!Number.isInteger(uid) || !Number.isInteger(gid)) {
+    throw new CommandError(machine, cmd.text, 1, `owner ${owner}: user or group not found on the machine`);
+  }
+  return [uid!, gid!];
+}
+
+async function check(ch: UploadChannels, cmd: Command): Promise<string> {
+  const r = await ch.exec(cmd);
+  if (r.code !== 0) throw new CommandError(ch.machine, cmd.text, r.code, r.stderr);
+  return r.stdout;
+}
+
+/** Promisifies one ssh2 callback call. */
+function call<T = void>(fn: (cb: (err: Error | null | undefined, value?: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value as T))));
+}
+
+/** Runs an OpenSSH extension request; false when the server does not offer it (ssh2 throws synchronously). */
+async function optional(fn: (cb: (err: Error | null | undefined) => void) => void): Promise<boolean> {
+  let started = false;
+  try {
+    await call((cb) => {
+      fn(cb);
+      started = true;
+    });
+    return true;
+  } catch (e) {
+    if (!started) return false;
+    throw e;
+  }
+}
