@@ -1,0 +1,153 @@
+// The lab, end to end on this host: real systemd-nspawn machines with systemd, sshd and
+// cloud-init, reached with the system ssh client and strict host-key checking. Needs root and
+// systemd-nspawn/debootstrap: without them the suite FAILS (beforeAll), it never skips.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { downLab, hardway, startLab, type Lab, type RunResult } from './helpers/lab.ts';
+
+const NAME = 'e2e-lab';
+const SUBNET = '10.240.10.0/24';
+const STATE = `/var/lib/hardway/labs/${NAME}`;
+let lab: Lab;
+
+/** ssh with only the lab's known_hosts and key, no ssh_config: strict checking is ssh's own. */
+function strictSsh(ip: string, knownHosts: string, command: string): RunResult {
+  try {
+    const stdout = execFileSync('ssh', ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes',
+      '-o', `UserKnownHostsFile=${knownHosts}`, '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'IdentitiesOnly=yes',
+      '-i', lab.identityFile, `root@${ip}`, command], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return { code: 0, stdout, stderr: '' };
+  } catch (e) {
+    const err = e as { status: number; stdout: string; stderr: string };
+    return { code: err.status, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+/** Pids of this lab's systemd-nspawn processes, sorted ('' when none). */
+function nspawnPids(): string {
+  try {
+    return execFileSync('pgrep', ['-f', '--', `systemd-nspawn .*-M ${NAME}-`], { encoding: 'utf8' }).trim();
+  } catch {
+    return ''; // pgrep exits 1 when nothing matches
+  }
+}
+
+beforeAll(async () => {
+  if (process.getuid?.() !== 0) throw new Error('the lab e2e suite needs root (it runs systemd-nspawn); run npm test as root');
+  lab = await startLab({ name: NAME, subnet: SUBNET, servers: 1, workers: 2 });
+});
+
+afterAll(async () => {
+  await downLab(NAME); // also when a test (or beforeAll) failed
+});
+
+describe('hardway lab', () => {
+  it('writes machines.txt, cluster.yaml, a 0600 key, known_hosts and ssh_config that hardway reads with no flags', async () => {
+    expect(lab.machines.map((m) => `${m.hostname} ${m.ip} ${m.podSubnet ?? '-'}`)).toEqual([
+      'server 10.240.10.10 -', 'node-0 10.240.10.20 10.200.0.0/24', 'node-1 10.240.10.21 10.200.1.0/24']);
+    expect(statSync(lab.identityFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(lab.dir, 'cluster.yaml'), 'utf8')).toMatch(/knownHosts: known_hosts/);
+    const inv = await lab.hardway(['inventory']);
+    expect(inv.stderr).toBe('');
+    expect(inv.code).toBe(0);
+  });
+
+  it('lets the system ssh in to every machine with strict host-key checking, and each has its own name and host key', () => {
+    const keys = readFileSync(lab.knownHosts, 'utf8').trim().split('\n').map((l) => l.split(' ')[2]);
+    expect(new Set(keys).size).toBe(lab.machines.length);
+    const ids = new Set<string>();
+    for (const m of lab.machines) {
+      const r = strictSsh(m.ip, lab.knownHosts, 'hostname; hostname -f; cat /etc/machine-id; ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub');
+      expect(r.stderr).toBe('');
+      const [host, fqdn, machineId] = r.stdout.split('\n');
+      expect([host, fqdn]).toEqual([m.hostname, m.fqdn]);
+      ids.add(machineId!);
+    }
+    expect(ids.size).toBe(lab.machines.length);
+    const viaConfig = execFileSync('ssh', ['-F', lab.sshConfig, 'node-1', 'hostname'], { encoding: 'utf8' });
+    expect(viaConfig.trim()).toBe('node-1');
+  });
+
+  it('refuses a machine whose host key is not the recorded one', () => {
+    const [server] = readFileSync(lab.knownHosts, 'utf8').trim().split('\n');
+    const swapped = join(lab.dir, 'known_hosts.swapped');
+    // node-0's address paired with server's key: ssh must refuse to connect.
+    writeFileSync(swapped, `${lab.machines[1]!.ip} ${server!.split(' ').slice(1).join(' ')}\n`);
+    const r = strictSsh(lab.machines[1]!.ip, swapped, 'true');
+    expect(r.code).toBe(255);
+    expect(r.stderr).toMatch(/REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed/);
+  });
+
+  it('gives the machines no route out: only the lab subnet, no resolver, NoCloud as datasource', async () => {
+    const out = await lab.run('node-0', 'ip -4 route; echo ---; cat /etc/resolv.conf; echo ---; cloud-init query v1.platform');
+    const [routes, resolv, platform] = out.split('---\n');
+    expect(routes!.trim()).toBe('10.240.10.0/24 dev host0 proto kernel scope link src 10.240.10.20');
+    expect(resolv!.trim()).toBe('');
+    expect(platform!.trim()).toBe('nocloud');
+  });
+
+  it('reaches one machine from another over the lab bridge', async () => {
+    const out = await lab.run('node-0', `timeout 5 bash -c 'exec 3<>/dev/tcp/${lab.machines[0]!.ip}/22 && head -c 7 <&3'`);
+    expect(out).toBe('SSH-2.0');
+  });
+
+  it('up on the running lab is a no-op that reports it', async () => {
+    const before = nspawnPids();
+    const r = await hardway(['lab', 'up', '--name', NAME, '--subnet', SUBNET, '--dir', lab.dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/already running, nothing to do/);
+    expect(nspawnPids()).toBe(before);
+  });
+
+  it('refuses a second lab on the same subnet as an input error, creating nothing', async () => {
+    const r = await hardway(['lab', 'up', '--name', 'e2e-clash', '--subnet', SUBNET, '--dir', join(lab.dir, 'clash')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/overlaps 10\.240\.10\.0\/24/);
+    expect(r.stderr).not.toMatch(/at .*\.ts:\d+/);
+    expect(execFileSync('ip', ['-br', 'link'], { encoding: 'utf8' })).not.toMatch(/hw-e2e-clash/);
+  });
+
+  it('a real reboot: cloud-init rewrites /etc/hosts and drops a line appended by hand', async () => {
+    await lab.run('node-0', "echo '10.9.9.9 hand-added' >> /etc/hosts");
+    const bootBefore = await lab.run('node-0', 'cat /proc/sys/kernel/random/boot_id');
+    const r = await hardway(['lab', 'reboot', '--name', NAME, 'node-0']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const after = await lab.run('node-0', 'cat /proc/sys/kernel/random/boot_id; cat /etc/hosts');
+    expect(after.split('\n')[0]).not.toBe(bootBefore.trim());
+    expect(after).not.toMatch(/hand-added/);
+    expect(after).toMatch(/^127\.0\.1\.1 node-0\.kubernetes\.local node-0$/m);
+  });
+
+  it('stop takes a machine down and start brings it back; status shows both', async () => {
+    expect((await hardway(['lab', 'stop', '--name', NAME, 'node-1'])).code).toBe(0);
+    const down = JSON.parse((await hardway(['lab', 'status', '--name', NAME, '--json'])).stdout);
+    expect(down.machines.map((m: { hostname: string; running: boolean; ssh: boolean }) => [m.hostname, m.running, m.ssh]))
+      .toEqual([['server', true, true], ['node-0', true, true], ['node-1', false, false]]);
+    expect((await lab.ssh('node-1', 'true')).code).toBe(255);
+    const start = await hardway(['lab', 'start', '--name', NAME, 'node-1']);
+    expect(start.code).toBe(0);
+    expect((await lab.run('node-1', 'hostname')).trim()).toBe('node-1');
+    const table = await hardway(['lab', 'status', '--name', NAME]);
+    expect(table.stdout).toMatch(/^node-1\s+10\.240\.10\.21\s+worker\s+yes \(pid \d+\)\s+yes$/m);
+  });
+
+  it('names unknown machines as an input error', async () => {
+    const r = await hardway(['lab', 'stop', '--name', NAME, 'node-7']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no machine named "node-7".*\n.*its machines: server, node-0, node-1/);
+  });
+
+  it('down leaves no process, mount or bridge behind, and is idempotent', async () => {
+    const r = await hardway(['lab', 'down', '--name', NAME]);
+    expect(r.code).toBe(0);
+    expect(nspawnPids()).toBe('');
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(STATE);
+    expect(execFileSync('ip', ['-br', 'link'], { encoding: 'utf8' })).not.toMatch(/hw-e2e-lab|vb-e2e-lab/);
+    const again = await hardway(['lab', 'down', '--name', NAME]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/nothing to do/);
+  });
+});
