@@ -1,0 +1,23 @@
+// Applying one planned change through a machine's transport.
+import { CommandError } from '../errors.ts';
+import type { Transport } from '../transport/types.ts';
+import type { Change } from './types.ts';
+import { DEFAULT_OWNER } from './desired.ts';
+
+/** Applies a change: `put` uploads atomically, `exec` runs and fails with command, exit code and stderr. */
+export async function applyChange(transport: Transport, change: Change): Promise<void> {
+  if (change.kind === 'put') {
+    const source = Buffer.isBuffer(change.content) ? { data: change.content } : { file: change.content.file };
+    await transport.upload(change.path, source, { mode: change.mode, owner: change.owner ?? DEFAULT_OWNER });
+    return;
+  }
+  const r = await transport.exec(change.cmd, change.stdin === undefined ? undefined : { stdin: change.stdin });
+  if (r.code !== 0) throw new CommandError(transport.machine, change.cmd.text, r.code, r.stderr, r.stdout);
+}
+
+/** One line describing a change for plans and logs (never shows content). */
+export function describeChange(change: Change): string {
+  if (change.kind === 'exec') return `run: ${change.cmd.text} (${change.reason})`;
+  const mode = '0' + change.mode.toString(8);
+  return `put ${change.path} ${mode} ${change.owner ?? DEFAULT_OWNER}${change.secret ? ' (secret)' : ''} (${change.reason})`;
+}

@@ -1,0 +1,145 @@
+// Facts: read-only questions to a machine, answered in ONE remote command per batch. Requests go
+// on stdin (one per line) to a constant script, so the command line stays short whatever the
+// number of files, and a fake transport can answer the same protocol in unit tests.
+import { sh, type Command } from '../shell.ts';
+import type { Transport } from '../transport/types.ts';
+
+/** A regular file's metadata; `sha256` is set by stat requests, `content` by read requests. */
+export interface FileFact {
+  path: string;
+  exists: boolean;
+  /** True if something exists at the path that is not a regular file (a directory, a socket). */
+  notFile?: boolean;
+  mode?: number;
+  owner?: string;
+  size?: number;
+  sha256?: string;
+  content?: Buffer;
+  /** True if the file was larger than READ_LIMIT and its content was not fetched. */
+  tooLarge?: boolean;
+}
+
+/** Output of one probe command: exit code and stdout (stderr is dropped; probes only read). */
+export interface ProbeResult {
+  code: number;
+  stdout: string;
+}
+
+/** Files larger than this are not read back (they are compared by SHA-256 only). */
+export const READ_LIMIT = 1024 * 1024;
+
+/** The batch script. Protocol, one request per stdin line -> one answer per stdout line:
+ *  `S path` -> `F mode owner size sha256` | `N` (missing) | `D` (not a regular file) | `E` (unreadable)
+ *  `R path` -> `F mode owner size base64` (`-` instead of base64 if larger than READ_LIMIT) | N | D | E
+ *  `C base64(cmd)` -> `code base64(stdout)`; the command runs with stdin and stderr closed. */
+export const FACTS_SCRIPT: Command = sh`
+while IFS= read -r line; do
+  op=\${line%% *}; arg=\${line#* }
+  case $op in
+  S|R)
+    if [ -f "$arg" ]; then
+      meta=$(stat -L -c '%a %U:%G %s' -- "$arg") || { echo E; continue; }
+      if [ "$op" = S ]; then
+        sum=$(sha256sum < "$arg") || { echo E; continue; }
+        echo "F $meta \${sum%% *}"
+      elif [ "\${meta##* }" -gt ${READ_LIMIT} ]; then
+        echo "F $meta -"
+      else
+        data=$(base64 -w0 < "$arg") || { echo E; continue; }
+        echo "F $meta $data"
+      fi
+    elif [ -e "$arg" ]; then echo D
+    else echo N; fi ;;
+  C)
+    cmd=$(printf '%s' "$arg" | base64 -d)
+    out=$(sh -c "$cmd" </dev/null 2>/dev/null; r=$?; echo .; exit $r); code=$?
+    printf '%s %s\\n' "$code" "$(printf '%s' "\${out%.}" | base64 -w0)" ;;
+  *) echo E ;;
+  esac
+done`;
+
+/** One request of a batch. */
+export type FactRequest = { op: 'S' | 'R'; path: string } | { op: 'C'; cmd: Command };
+
+/** Read-only helpers bound to one machine's transport. */
+export interface Facts {
+  /** SHA-256, mode, owner and size of many files, in one remote command. */
+  stat(paths: string[]): Promise<Map<string, FileFact>>;
+  /** Content, mode, owner and size of many (text) files, in one remote command. Never for secrets. */
+  read(paths: string[]): Promise<Map<string, FileFact>>;
+  /** Runs many read-only commands in one remote command; stdout keeps trailing newlines. */
+  probe<K extends string>(cmds: Record<K, Command>): Promise<Record<K, ProbeResult>>;
+  /** Any mix of the above in one round trip; answers in request order. */
+  batch(requests: FactRequest[]): Promise<Array<FileFact | ProbeResult>>;
+}
+
+/** Creates the facts helpers for a transport; `log` receives one line per request answered. */
+export function createFacts(transport: Transport, log: (line: string) => void = () => {}): Facts {
+  const batch = async (requests: FactRequest[]): Promise<Array<FileFact | ProbeResult>> => {
+    if (requests.length === 0) return [];
+    const stdin = requests.map(encodeRequest).join('\n') + '\n';
+    const r = await transport.exec(FACTS_SCRIPT, { stdin });
+    const lines = r.stdout.split('\n');
+    if (r.code !== 0 || lines.length < requests.length) {
+      throw new Error(`${transport.machine}: reading facts failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
+    }
+    return requests.map((req, i) => {
+      const answer = decodeAnswer(req, lines[i]!);
+      log(describeAnswer(req, answer));
+      return answer;
+    });
+  };
+  const files = async (op: 'S' | 'R', paths: string[]) => {
+    const answers = await batch(paths.map((path) => ({ op, path })));
+    return new Map(answers.map((a) => [(a as FileFact).path, a as FileFact]));
+  };
+  return {
+    batch,
+    stat: (paths) => files('S', paths),
+    read: (paths) => files('R', paths),
+    async probe(cmds) {
+      const keys = Object.keys(cmds) as (keyof typeof cmds)[];
+      const answers = await batch(keys.map((k) => ({ op: 'C', cmd: cmds[k] })));
+      return Object.fromEntries(keys.map((k, i) => [k, answers[i]])) as Record<keyof typeof cmds, ProbeResult>;
+    },
+  };
+}
+
+/** Encodes one request as a stdin line (exported for the fake transport's tests). */
+export function encodeRequest(req: FactRequest): string {
+  if (req.op === 'C') return `C ${Buffer.from(req.cmd.text).toString('base64')}`;
+  if (/[\n\r]/.test(req.path) || req.path === '') throw new Error(`unsupported path for facts: ${JSON.stringify(req.path)}`);
+  return `${req.op} ${req.path}`;
+}
+
+function decodeAnswer(req: FactRequest, line: string): FileFact | ProbeResult {
+  const parts = line.split(' ');
+  if (req.op === 'C') {
+    return { code: Number(parts[0]), stdout: Buffer.from(parts[1] ?? '', 'base64').toString('utf8') };
+  }
+  const path = req.path;
+  if (parts[0] === 'N') return { path, exists: false };
+  if (parts[0] === 'D') return { path, exists: true, notFile: true };
+  if (parts[0] !== 'F' || parts.length < 5) throw new Error(`cannot read ${path} (permission denied or unreadable)`);
+  const fact: FileFact = { path, exists: true, mode: parseInt(parts[1]!, 8), owner: parts[2]!, size: Number(parts[3]) };
+  if (req.op === 'S') fact.sha256 = parts[4]!;
+  else if (parts[4] === '-') fact.tooLarge = true;
+  else fact.content = Buffer.from(parts[4]!, 'base64');
+  return fact;
+}
+
+function describeAnswer(req: FactRequest, a: FileFact | ProbeResult): string {
+  if (req.op === 'C') {
+    const out = (a as ProbeResult).stdout.replace(/\n$/, '');
+    return `probe (exit ${(a as ProbeResult).code}): ${req.cmd.text}${out ? `\n--- stdout:\n${out.slice(0, 4000)}` : ''}`;
+  }
+  const f = a as FileFact;
+  if (!f.exists) return `${req.op === 'S' ? 'stat' : 'read'} ${f.path}: missing`;
+  if (f.notFile) return `${req.op === 'S' ? 'stat' : 'read'} ${f.path}: not a regular file`;
+  return `${req.op === 'S' ? 'stat' : 'read'} ${f.path}: mode ${formatMode(f.mode!)} ${f.owner} ${f.size} bytes`;
+}
+
+/** A mode as the user writes it: 0644. */
+export function formatMode(mode: number): string {
+  return '0' + (mode & 0o7777).toString(8).padStart(3, '0');
+}

@@ -1,0 +1,95 @@
+// One step on one host: plan (reads only); in dry-run describe and stop; otherwise apply the
+// changes in order, plan again (a non-empty second plan is an idempotency bug), then verify.
+import { FailureError, isExpectedError } from '../errors.ts';
+import type { Inventory, Machine } from '../inventory.ts';
+import type { Redactor } from '../ui/redact.ts';
+import type { Logger } from '../ui/logger.ts';
+import type { ConnectionPool } from './connections.ts';
+import type { RunLog } from './run-log.ts';
+import type { Change, HostContext, HostResult, Step, StepContext, StepOptions } from './types.ts';
+import { applyChange, describeChange } from './apply.ts';
+import { createFacts } from './facts.ts';
+import { loggedTransport } from './logged-transport.ts';
+import { changeLines, planLines } from './describe.ts';
+
+/** A place a step runs: a machine of the inventory, or the jumpbox (no machine). */
+export interface Host {
+  name: string;
+  machine?: Machine;
+}
+
+/** The collaborators a run needs; tests pass fakes. */
+export interface EngineDeps {
+  pool: ConnectionPool;
+  logger: Logger;
+  runLog: RunLog;
+  redactor: Redactor;
+}
+
+/** Result of one step on one host plus the lines to show for it. */
+export interface HostOutcome {
+  result: HostResult;
+  details: string[];
+}
+
+/** Runs one step on one host and never throws: failures become a `failed` result with the reason. */
+export async function runStepOnHost(step: Step, host: Host, inventory: Inventory, options: StepOptions, deps: EngineDeps): Promise<HostOutcome> {
+  const { runLog, redactor } = deps;
+  const log = deps.logger.host(host.name);
+  let applied = 0;
+  let details: string[] = [];
+  const result = (status: HostResult['status'], error?: string): HostOutcome => ({
+    result: { step: step.name, machine: host.name, status, changes: applied, ...(error !== undefined ? { error: redactor.redact(error) } : {}) },
+    details: details.map((d) => redactor.redact(d)),
+  });
+  try {
+    const raw = host.machine ? await deps.pool.machine(host.machine) : await deps.pool.local();
+    const debug = options.verbose ? (h: string, line: string) => deps.logger.host(h).debug(line) : undefined;
+    const transport = loggedTransport(raw, { log: runLog, debug }, host.name);
+    const facts = createFacts(raw, (line) => runLog.write(line, host.name));
+    const base: HostContext = { host: host.name, inventory, transport, facts, options, log };
+    const ctx = host.machine ? ({ ...base, machine: host.machine } as StepContext) : base;
+    const plan = () => (host.machine ? step.plan(ctx as StepContext) : step.jumpbox!.plan(ctx));
+
+    const changes = await plan();
+    registerSecrets(changes, redactor);
+    runLog.write(`${step.name}: plan has ${changes.length} change(s)` + changes.map((c) => `\n  ${describeChange(c)}`).join(''), host.name);
+    if (options.dryRun) {
+      details = await planLines(changes, facts, host.name);
+      applied = changes.length;
+      return result(changes.length ? 'changed' : 'unchanged');
+    }
+    details = changeLines(changes);
+    for (const change of changes) {
+      await applyChange(transport, change);
+      applied++;
+    }
+    if (changes.length > 0) {
+      const again = await plan();
+      if (again.length > 0) {
+        throw new FailureError(
+          `${step.name} is not idempotent on ${host.name}: after applying ${changes.length} change(s) a second plan still has ${again.length}:` +
+            again.map((c) => `\n  ${describeChange(c)}`).join(''),
+          'this is a bug in hardway; the run log has every command and its output',
+        );
+      }
+    }
+    if (host.machine) await step.verify?.({ ...(ctx as StepContext), applied: changes });
+    else await step.jumpbox!.verify?.({ ...ctx, applied: changes });
+    return result(changes.length ? 'changed' : 'unchanged');
+  } catch (e) {
+    const hint = isExpectedError(e) && 'hint' in e && e.hint ? `\n  hint: ${e.hint}` : '';
+    const message = (isExpectedError(e) ? e.message : (e as Error)?.message ?? String(e)) + hint;
+    runLog.write(`${step.name} failed: ${(e as Error)?.stack ?? message}`, host.name);
+    return result('failed', message);
+  }
+}
+
+/** Secret contents are registered before anything is logged, so no log line can carry them. */
+function registerSecrets(changes: Change[], redactor: Redactor): void {
+  for (const c of changes) {
+    if (!c.secret) continue;
+    if (c.kind === 'put' && Buffer.isBuffer(c.content)) redactor.add(c.content);
+    if (c.kind === 'exec' && c.stdin !== undefined) redactor.add(c.stdin);
+  }
+}

@@ -1,0 +1,63 @@
+// One run of a remote command around the engine: take the project's lock, open the run log,
+// choose the renderer, connect lazily, run the steps, close everything, print the summary or JSON.
+import type { Writable } from 'node:stream';
+import type { Inventory, Machine } from '../inventory.ts';
+import { createLogger, type Logger } from '../ui/logger.ts';
+import { Redactor } from '../ui/redact.ts';
+import { plainReporter } from '../ui/reporter.ts';
+import { listrReporter } from '../ui/listr-reporter.ts';
+import { summaryJson, summaryLines } from '../ui/summary.ts';
+import { outputStyle, palette } from '../ui/terminal.ts';
+import { connectionPool, type ConnectFn, type ConnectLocalFn } from './connections.ts';
+import { acquireRunLock } from './lock.ts';
+import { openRunLog } from './run-log.ts';
+import { runSteps } from './run.ts';
+import type { RunResult, Step, StepOptions } from './types.ts';
+
+/** How a session reaches hosts; built once the logger exists so connection events are logged. */
+export type Connectors = (logger: Logger) => Promise<{ connect: ConnectFn; connectLocal?: ConnectLocalFn }>;
+
+/** Everything one run needs. */
+export interface SessionRequest {
+  command: string;
+  steps: Step[];
+  inventory: Inventory;
+  selected: Machine[];
+  options: StepOptions;
+  json: boolean;
+  stdout: Writable;
+  stderr: Writable;
+  env: NodeJS.ProcessEnv;
+  connectors: Connectors;
+}
+
+/** Runs the steps under the project's lock and returns the exit code (0 all good, 1 a step failed). */
+export async function runSession(req: SessionRequest): Promise<{ code: number; result: RunResult; logFile: string }> {
+  const lock = acquireRunLock(req.inventory.dir, req.command);
+  const redactor = new Redactor();
+  const runLog = openRunLog(req.inventory.dir, req.command, redactor);
+  // With --json, stdout carries only the JSON object; progress goes to stderr.
+  const stream = req.json ? req.stderr : req.stdout;
+  const style = outputStyle(stream, req.env);
+  const logger = createLogger({ stream, verbose: req.options.verbose, colors: palette(style.color), redactor, runLog });
+  const reporter = style.interactive ? listrReporter(logger, stream, req.options.dryRun) : plainReporter(logger, req.options.dryRun);
+  runLog.write(`hardway ${req.command}: steps ${req.steps.map((s) => s.name).join(', ')}; machines ${req.selected.map((m) => m.hostname).join(', ')}; options ${JSON.stringify({ ...req.options, values: undefined })}`);
+  let pool: ReturnType<typeof connectionPool> | undefined;
+  try {
+    const { connect, connectLocal } = await req.connectors(logger);
+    pool = connectionPool(connect, connectLocal);
+    const result = await runSteps(
+      { steps: req.steps, inventory: req.inventory, selected: req.selected, options: req.options },
+      { pool, logger, runLog, redactor, reporter },
+    );
+    if (req.json) req.stdout.write(summaryJson(result) + '\n');
+    else for (const line of summaryLines(result, logger.colors, req.options.dryRun)) logger.info(line);
+    if (!result.ok) logger.error(`log of this run: ${runLog.path}`);
+    else logger.debug(`log of this run: ${runLog.path}`);
+    return { code: result.ok ? 0 : 1, result, logFile: runLog.path };
+  } finally {
+    await pool?.closeAll();
+    runLog.close();
+    lock.release();
+  }
+}

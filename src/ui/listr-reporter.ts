@@ -1,0 +1,61 @@
+// listr2 progress on an interactive terminal: one task list per step, one task per machine. The
+// engine drives the work; each task just waits for its machine's result.
+import { Listr, ProcessOutput, type ListrTaskWrapper } from 'listr2';
+import type { Writable } from 'node:stream';
+import type { HostResult } from '../engine/types.ts';
+import type { Logger } from './logger.ts';
+import { indent, statusText, type Reporter, type StepInfo } from './reporter.ts';
+
+interface Pending {
+  resolve(r: HostResult): void;
+  task?: Promise<unknown>;
+}
+
+/** A reporter that renders listr2 spinners per machine, then prints details and errors. */
+export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean): Reporter {
+  let running: Promise<unknown> | undefined;
+  let pending = new Map<string, Pending>();
+  let details: Array<{ result: HostResult; lines: string[] }> = [];
+  return {
+    stepStarted(step, hosts) {
+      pending = new Map();
+      details = [];
+      const tasks = hosts.map((host) => {
+        let resolve!: (r: HostResult) => void;
+        const done = new Promise<HostResult>((r) => (resolve = r));
+        pending.set(host, { resolve });
+        return {
+          title: host,
+          task: async (_: unknown, task: ListrTaskWrapper<unknown, never, never>) => {
+            const r = await done;
+            task.title = `${host}: ${statusText(r, dryRun)}`;
+            if (r.status === 'failed') throw new Error(firstLine(r.error ?? 'failed'));
+            if (r.status === 'skipped') task.skip(`${host}: skipped`);
+          },
+        };
+      });
+      const output = new ProcessOutput(stream as NodeJS.WriteStream, stream as NodeJS.WriteStream);
+      const list = new Listr(
+        [{ title: `${step.name}: ${step.title}`, task: (_ctx, t) => t.newListr(tasks, { concurrent: true, exitOnError: false }) }],
+        { concurrent: false, exitOnError: false, registerSignalListeners: false, rendererOptions: { collapseSubtasks: false }, processOutput: output } as never,
+      );
+      running = list.run().catch(() => undefined);
+    },
+    hostFinished(_step, result, lines) {
+      details.push({ result, lines });
+      pending.get(result.machine)?.resolve(result);
+    },
+    async stepFinished() {
+      await running;
+      for (const { result, lines } of details) {
+        const log = logger.host(result.machine);
+        for (const line of lines) log.info(`  ${line}`);
+        if (result.status === 'failed' && result.error) log.error(indent(result.error));
+      }
+    },
+  };
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0]!;
+}

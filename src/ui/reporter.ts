@@ -1,0 +1,58 @@
+// Progress of a run as the engine reports it: a step starts, each host finishes, the step ends.
+// Plain lines when output is not an interactive terminal; listr2 (listr-reporter.ts) when it is.
+import type { HostResult } from '../engine/types.ts';
+import type { Logger } from './logger.ts';
+
+/** A step as the UI names it. */
+export interface StepInfo {
+  name: string;
+  title: string;
+}
+
+/** Receives the engine's progress events. */
+export interface Reporter {
+  stepStarted(step: StepInfo, hosts: string[]): void;
+  /** `details`: one line per change (with diffs in dry-run), already redacted by the engine. */
+  hostFinished(step: StepInfo, result: HostResult, details: string[]): void;
+  stepFinished(step: StepInfo, results: HostResult[]): Promise<void>;
+}
+
+/** One word (plus count) for a result, as shown per machine. */
+export function statusText(r: HostResult, dryRun: boolean): string {
+  if (r.status === 'failed') return `failed${r.changes ? ` after ${plural(r.changes, 'change')}` : ''}`;
+  if (r.status === 'skipped') return 'skipped';
+  if (r.status === 'unchanged') return 'unchanged';
+  return dryRun ? `would change (${plural(r.changes, 'change')})` : `changed (${plural(r.changes, 'change')})`;
+}
+
+/** `1 change`, `2 changes`. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** A reporter that prints plain lines through the logger; every per-machine line names the machine. */
+export function plainReporter(logger: Logger, dryRun: boolean): Reporter {
+  const c = logger.colors;
+  return {
+    stepStarted(step, hosts) {
+      logger.info(c.bold(`==> ${step.name}: ${step.title}`) + c.dim(` (${plural(hosts.length, 'machine')})`));
+    },
+    hostFinished(step, result, details) {
+      const log = logger.host(result.machine);
+      const text = `${step.name}: ${statusText(result, dryRun)}`;
+      if (result.status === 'failed') log.error(text);
+      else log.info(result.status === 'changed' ? c.yellow(text) : result.status === 'unchanged' ? c.green(text) : text);
+      for (const line of details) log.info(`  ${line}`);
+      if (result.status === 'failed' && result.error) log.error(indent(result.error));
+    },
+    async stepFinished() {},
+  };
+}
+
+/** Indents every line by two spaces. */
+export function indent(text: string, by = '  '): string {
+  return text
+    .split('\n')
+    .map((l) => by + l)
+    .join('\n');
+}
