@@ -1,0 +1,118 @@
+// Every command that works on the machines (pin-hosts ... up): the global options, the checks of
+// --only/--node/--concurrency, and the wiring of the SSH transport into the engine.
+import { resolve } from 'node:path';
+import { INVENTORY_OPTIONS, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { FailureError, InputError, isExpectedError } from '../errors.ts';
+import { loadInventory, selectMachines } from '../inventory.ts';
+import { runSession, type Connectors } from '../engine/session.ts';
+import type { StepOptions } from '../engine/types.ts';
+import { STEPS, isRegistered, loadSteps } from '../steps/index.ts';
+import { COMMAND_STEPS } from './step-lists.ts';
+import { COMMANDS } from './index.ts';
+
+/** Options every remote command takes. */
+export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
+  ...INVENTORY_OPTIONS,
+  node: { type: 'string', multiple: true, arg: 'NAME', description: 'only this machine (exact hostname from machines.txt)' },
+  only: { type: 'string', multiple: true, arg: 'STEP', description: 'only this step of the command' },
+  'dry-run': { type: 'boolean', description: 'show per machine what would change (diffs of text files, secrets hidden); change nothing' },
+  concurrency: { type: 'string', arg: 'N', default: '10', description: 'machines worked on at once within a step' },
+  'keep-going': { type: 'boolean', description: 'after a step fails, still run later steps on the machines that did not fail' },
+  json: { type: 'boolean', description: 'print one JSON object {ok, changed, failed, results} on stdout' },
+  verbose: { type: 'boolean', short: 'v', description: 'show every remote command as it runs' },
+  'accept-new-host-keys': { type: 'boolean', description: 'pin the host key of a machine not yet in known_hosts (a changed key is always refused)' },
+  identity: { type: 'string', short: 'i', multiple: true, arg: 'FILE', description: 'private key to offer first' },
+};
+
+/** What a remote command needs from outside; tests pass fake connectors. */
+export interface RemoteDeps {
+  connectors?: (ctx: CliContext, inv: ReturnType<typeof loadInventory>) => Connectors;
+}
+
+/** The CLI command `hardway <name>` that runs the steps listed for it in step-lists.ts. */
+export function remoteCommand(name: string, deps: RemoteDeps = {}): CliCommand {
+  const stepNames = COMMAND_STEPS[name];
+  if (!stepNames) throw new Error(`no step list for command "${name}"`);
+  const stepOptions = Object.assign({}, ...stepNames.map((s) => STEPS[s]?.options ?? {})) as Record<string, OptionSpec>;
+  return {
+    name,
+    summary: COMMANDS.find((c) => c.name === name)?.summary ?? `Run the steps ${stepNames.join(', ')} in order`,
+    details: [
+      `Steps, in order: ${stepNames.join(', ')}.`,
+      'Each step plans (reads) first and changes only what differs; a second run changes nothing.',
+      'Exit codes: 0 success, 1 a step failed on some machine, 2 usage or input error.',
+      `A log of every remote command and its output is written to logs/ beside machines.txt.`,
+    ].join('\n'),
+    options: { ...REMOTE_OPTIONS, ...stepOptions },
+    async run(ctx) {
+      try {
+        return await runRemote(name, stepNames, ctx, deps);
+      } catch (e) {
+        // Scripts reading --json get one JSON object on stdout even when the run could not start.
+        if (ctx.values.json === true && isExpectedError(e)) {
+          ctx.stdout.write(JSON.stringify({ ok: false, changed: 0, failed: 0, results: [], error: e.message }) + '\n');
+        }
+        throw e;
+      }
+    },
+  };
+}
+
+async function runRemote(name: string, stepNames: readonly string[], ctx: CliContext, deps: RemoteDeps): Promise<number> {
+  const v = ctx.values;
+  const concurrency = positiveInt(v.concurrency as string, '--concurrency');
+  const only = (v.only as string[] | undefined) ?? [];
+  for (const s of only) {
+    if (!stepNames.includes(s)) {
+      throw new InputError(`unknown step "${s}" for "hardway ${name}"`, `its steps are: ${stepNames.join(', ')}`);
+    }
+  }
+  const chosen = only.length ? stepNames.filter((s) => only.includes(s)) : [...stepNames];
+  const missing = chosen.filter((s) => !isRegistered(s));
+  if (missing.length) {
+    throw new FailureError(
+      `"hardway ${name}" is not implemented yet: step${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not available in this version`,
+      chosen.length > missing.length ? `--only ${chosen.filter(isRegistered).join(' --only ')} runs what exists` : undefined,
+    );
+  }
+  const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
+  const selected = selectMachines(inventory, v.node as string[] | undefined);
+  const options: StepOptions = {
+    dryRun: v['dry-run'] === true,
+    verbose: v.verbose === true,
+    keepGoing: v['keep-going'] === true,
+    concurrency,
+    values: v,
+  };
+  const steps = await loadSteps(chosen);
+  const connectors = (deps.connectors ?? sshConnectors)(ctx, inventory);
+  const { code } = await runSession({ command: name, steps, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors });
+  return code;
+}
+
+/** The real transports: SSH to machines (shared known_hosts), and the local transport for the jumpbox. */
+function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInventory>): Connectors {
+  return async (logger) => {
+    const t = await import('../transport/index.ts');
+    const opts = {
+      dir: inv.dir,
+      identityFiles: ctx.values.identity as string[] | undefined,
+      acceptNewHostKeys: ctx.values['accept-new-host-keys'] === true,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      log: (line: string) => logger.debug(line),
+    };
+    const knownHosts = new t.KnownHosts(t.knownHostsPath(inv.settings.ssh, opts));
+    return {
+      connect: (m) => t.openTransport(m, inv.settings.ssh, opts, knownHosts),
+      connectLocal: async () => new t.LocalTransport({ machine: 'jumpbox' }),
+    };
+  };
+}
+
+function positiveInt(text: string, option: string): number {
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1000) {
+    throw new InputError(`${option} must be a whole number from 1 to 1000, got "${text}"`);
+  }
+  return Number(text);
+}

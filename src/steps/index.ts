@@ -1,0 +1,30 @@
+// The step registry: step name -> its CLI options and how to load it. Commands are lists of these
+// names (src/commands/step-lists.ts); a name that is not registered here is "not implemented yet".
+import type { OptionSpec } from '../cli/command.ts';
+import type { Step } from '../engine/types.ts';
+
+/** A registered step: options it adds to every command that runs it, and a lazy loader. */
+export interface StepEntry {
+  options?: Record<string, OptionSpec>;
+  load(): Promise<Step>;
+}
+
+/** Every step hardway has, by the name the user types with --only. */
+export const STEPS: Record<string, StepEntry> = {
+  'pin-hosts': {
+    options: {
+      local: { type: 'boolean', description: "pin-hosts: also put the block into this machine's (the jumpbox's) own /etc/hosts" },
+    },
+    load: async () => (await import('./pin-hosts.ts')).pinHostsStep,
+  },
+};
+
+/** True if a step of this name is registered. */
+export function isRegistered(name: string): boolean {
+  return Object.hasOwn(STEPS, name);
+}
+
+/** Loads registered steps in the given order. */
+export async function loadSteps(names: readonly string[]): Promise<Step[]> {
+  return Promise.all(names.map((n) => STEPS[n]!.load()));
+}
