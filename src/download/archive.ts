@@ -1,8 +1,8 @@
 // Unpacking verified release archives (tar) and Debian packages (dpkg -x) into a staging
 // directory, then picking the files each rule names. Only regular files are taken: a symlink or
 // device in an archive never becomes a binary in downloads/.
-import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import { runLocal } from './local.ts';
 import type { FileRule } from './versions.ts';
@@ -63,10 +63,4 @@ export async function pickFiles(root: string, rules: FileRule[], label: string, 
     }
   }
   return out;
-}
-
-/** Moves a file into place inside the staging tree, creating its directory. */
-export async function moveInto(from: string, to: string): Promise<void> {
-  await mkdir(dirname(to), { recursive: true });
-  await rename(from, to);
 }

@@ -1,12 +1,11 @@
 // The download cache: release files and .deb packages, each stored under its published digest
 // (${XDG_CACHE_HOME:-~/.cache}/hardway/downloads/<hex>). A file only ever enters the cache after its
 // digest was verified, through a temp file and a rename, so a cached file is whole or absent.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 
 /** The cache directory for downloads, from the environment (XDG_CACHE_HOME, else HOME/.cache). */
 export function cacheDir(env: NodeJS.ProcessEnv): string {
@@ -22,6 +21,7 @@ export function cachePath(dir: string, hex: string): string {
 /** A fresh temp path inside the cache (same filesystem, so the final rename is atomic). */
 export async function cacheTempPath(dir: string, hint: string): Promise<string> {
   await mkdir(dir, { recursive: true });
+  await removeAbandoned(dir, '.partial-');
   return join(dir, `.partial-${hint.replace(/[^A-Za-z0-9._-]/g, '_')}-${randomBytes(4).toString('hex')}`);
 }
 
@@ -46,6 +46,19 @@ export async function findVerified(dir: string, algorithm: 'sha256' | 'sha512', 
   if ((await hashFile(p, algorithm)) === hex) return p;
   await rm(p, { force: true });
   return undefined;
+}
+
+/** Temp entries older than this were left by a run that was killed; newer ones may be another run's. */
+const ABANDONED_MS = 6 * 3600 * 1000;
+
+/** Removes `prefix`* entries of `dir` that a killed run left behind (older than a few hours). */
+export async function removeAbandoned(dir: string, prefix: string): Promise<void> {
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith(prefix)) continue;
+    const p = join(dir, name);
+    const st = await stat(p).catch(() => undefined);
+    if (st && Date.now() - st.mtimeMs > ABANDONED_MS) await rm(p, { recursive: true, force: true });
+  }
 }
 
 /** Moves a verified temp file into the cache under its digest. */

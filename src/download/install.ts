@@ -2,11 +2,10 @@
 // and renamed over its target only when its bytes differ, so a rerun touches nothing. Files the
 // previous run installed and this run does not are removed; files hardway never installed (for
 // example test stand-ins copied in by hand) are left alone. manifest.json is written last.
-import { createHash } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { createReadStream } from 'node:fs';
 import { InputError } from '../errors.ts';
+import { hashFile, removeAbandoned } from './cache.ts';
 import {
   DOWNLOAD_DIRS,
   downloadsDir,
@@ -40,13 +39,8 @@ export interface InstallSummary {
 export async function makeStaging(projectDir: string): Promise<string> {
   const dir = downloadsDir(projectDir);
   await mkdir(dir, { recursive: true });
+  await removeAbandoned(dir, '.staging-');
   return mkdtemp(join(dir, '.staging-'));
-}
-
-async function sha256(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest('hex');
 }
 
 /** Installs staged files into downloads/ and writes manifest.json; see the file comment for the rules. */
@@ -68,7 +62,7 @@ export async function installFiles(
   const entries: InstalledFile[] = [];
   for (const f of [...files].sort((a, b) => a.path.localeCompare(b.path))) {
     const target = join(root, f.path);
-    const digest = await sha256(f.staged);
+    const digest = await hashFile(f.staged, 'sha256');
     entries.push({ path: f.path, sha256: digest, component: f.component, version: f.version, source: f.source });
     if (await sameFile(target, digest)) {
       unchanged.push(f.path);
@@ -101,7 +95,7 @@ async function readPrevious(projectDir: string): Promise<DownloadsManifest | und
 async function sameFile(target: string, digest: string): Promise<boolean> {
   try {
     const st = await stat(target);
-    return st.isFile() && (st.mode & 0o777) === 0o755 && (await sha256(target)) === digest;
+    return st.isFile() && (st.mode & 0o777) === 0o755 && (await hashFile(target, 'sha256')) === digest;
   } catch {
     return false;
   }
