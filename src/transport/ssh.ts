@@ -75,19 +75,24 @@ export class SshTransport implements Transport {
     });
   }
 
-  private withSftp<T>(path: string, fn: (sftp: SFTPWrapper) => Promise<T>): Promise<T> {
+  private withSftp<T>(path: string, fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>): Promise<T> {
     return this.withChannel(`upload of ${path}`, async (client) => {
       const sftp = await new Promise<SFTPWrapper>((resolve, reject) =>
         client.sftp((err, s) => (err ? reject(new ChannelNotOpened(err.message)) : resolve(s))),
       );
+      let done = false;
+      const gone = new Promise<never>((_, reject) => {
+        const lost = (why: string) => () => {
+          if (!done) reject(new ConnectionLostError(this.machine, `upload of ${path}`, why));
+        };
+        sftp.once('close', lost('the SFTP session closed'));
+        client.once('close', lost('the connection closed'));
+      });
+      gone.catch(() => undefined);
       try {
-        return await fn(sftp);
-      } catch (e) {
-        if (this.dead.has(client) && !(e instanceof TransportError)) {
-          throw new ConnectionLostError(this.machine, `upload of ${path}`, (e as Error).message);
-        }
-        throw e;
+        return await fn(sftp, gone);
       } finally {
+        done = true;
         sftp.end();
       }
     });

@@ -13,7 +13,8 @@ import type { ExecResult, UploadOptions, UploadSource } from './types.ts';
 export interface UploadChannels {
   machine: string;
   exec(cmd: Command): Promise<ExecResult>;
-  withSftp<T>(fn: (sftp: SFTPWrapper) => Promise<T>): Promise<T>;
+  /** Runs fn with an SFTP session; `gone` rejects (ConnectionLostError) if the session or connection closes first. */
+  withSftp<T>(fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>): Promise<T>;
 }
 
 /** Bytes per SFTP write request and how many requests may be in flight: bounds memory, keeps the pipe full. */
@@ -33,22 +34,23 @@ export async function uploadAtomic(ch: UploadChannels, path: string, source: Upl
   const prep = prepareCommand(path, opts.owner);
   const [uid, gid] = parseOwnerIds(await check(ch, prep), ch.machine, prep, opts.owner);
 
-  const renamed = await ch.withSftp(async (sftp) => {
+  const renamed = await ch.withSftp(async (sftp, gone) => {
+    const req = requester(gone);
     try {
-      const handle = await call<Buffer>((cb) => sftp.open(tmp, 'wx', { mode: 0o600 }, cb));
+      const handle = await req<Buffer>((cb) => sftp.open(tmp, 'wx', { mode: 0o600 }, cb));
       try {
-        await writeAll(sftp, handle, source);
-        await optional((cb) => sftp.ext_openssh_fsync(handle, cb));
+        await writeAll(sftp, handle, source, req);
+        await optional(req, (cb) => sftp.ext_openssh_fsync(handle, cb));
         // chown before chmod: chown clears setuid/setgid bits.
-        await call((cb) => sftp.fchown(handle, uid, gid, cb));
-        await call((cb) => sftp.fchmod(handle, opts.mode, cb));
+        await req((cb) => sftp.fchown(handle, uid, gid, cb));
+        await req((cb) => sftp.fchmod(handle, opts.mode, cb));
       } finally {
-        await call((cb) => sftp.close(handle, cb)).catch(() => undefined);
+        await req((cb) => sftp.close(handle, cb)).catch(() => undefined);
       }
       // posix-rename replaces an existing target atomically; plain SFTP rename refuses to.
-      return await optional((cb) => sftp.ext_openssh_rename(tmp, path, cb));
+      return await optional(req, (cb) => sftp.ext_openssh_rename(tmp, path, cb));
     } catch (e) {
-      await call((cb) => sftp.unlink(tmp, cb)).catch(() => undefined);
+      await req((cb) => sftp.unlink(tmp, cb)).catch(() => undefined);
       throw e;
     }
   });
@@ -63,13 +65,13 @@ export async function uploadAtomic(ch: UploadChannels, path: string, source: Upl
 }
 
 /** Writes the source at increasing offsets with a bounded window of requests in flight. */
-async function writeAll(sftp: SFTPWrapper, handle: Buffer, source: UploadSource): Promise<void> {
+async function writeAll(sftp: SFTPWrapper, handle: Buffer, source: UploadSource, req: Requester): Promise<void> {
   const chunks = 'data' in source ? slices(source.data) : createReadStream(source.file, { highWaterMark: CHUNK });
   const inFlight = new Set<Promise<void>>();
   let failure: unknown;
   let offset = 0;
   for await (const chunk of chunks as AsyncIterable<Buffer>) {
-    const p = call<number>((cb) => sftp.write(handle, chunk, 0, chunk.length, offset, cb)).then(
+    const p = req<number>((cb) => sftp.write(handle, chunk, 0, chunk.length, offset, cb)).then(
       () => void inFlight.delete(p),
       (e) => {
         failure ??= e;
@@ -118,16 +120,21 @@ async function check(ch: UploadChannels, cmd: Command): Promise<string> {
   return r.stdout;
 }
 
-/** Promisifies one ssh2 callback call. */
-function call<T = void>(fn: (cb: (err: Error | null | undefined, value?: T) => void) => void): Promise<T> {
-  return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value as T))));
+type Callback<T> = (err: Error | null | undefined, value?: T) => void;
+/** Sends one SFTP request and waits for its answer, or for the session to be gone. */
+type Requester = <T = void>(fn: (cb: Callback<T>) => void) => Promise<T>;
+
+/** ssh2 leaves requests sent after a session closed unanswered: race every request with `gone`. */
+function requester(gone: Promise<never>): Requester {
+  return <T>(fn: (cb: Callback<T>) => void) =>
+    Promise.race([new Promise<T>((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value as T)))), gone]);
 }
 
 /** Runs an OpenSSH extension request; false when the server does not offer it (ssh2 throws synchronously). */
-async function optional(fn: (cb: (err: Error | null | undefined) => void) => void): Promise<boolean> {
+async function optional(req: Requester, fn: (cb: Callback<void>) => void): Promise<boolean> {
   let started = false;
   try {
-    await call((cb) => {
+    await req((cb) => {
       fn(cb);
       started = true;
     });
