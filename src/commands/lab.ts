@@ -11,7 +11,7 @@ import { LAB_FILES } from '../lab/outputs.ts';
 import { findMachine } from '../lab/plan.ts';
 import { checkLabHost } from '../lab/preconditions.ts';
 import type { ProgressOptions } from '../lab/progress.ts';
-import { listLabs, resolveLab } from '../lab/state.ts';
+import { listLabs, readState, resolveLab } from '../lab/state.ts';
 import { formatStatus, labStatus } from '../lab/status.ts';
 import { labUp } from '../lab/up.ts';
 import type { LabState } from '../lab/types.ts';
@@ -79,10 +79,16 @@ export const labStatusCommand: CliCommand = {
   name: 'lab status',
   summary: 'Show each lab machine: address, running, SSH reachable',
   options: { ...NAME, json: { type: 'boolean', description: 'print JSON' } },
+  details: 'Without --name: the only lab; with several labs on this host, every lab (--json then prints an array).',
   async run(ctx) {
-    const state = resolveLab(pathsOf(ctx), ctx.values.name as string | undefined);
-    const status = await labStatus(state, pathsOf(ctx));
-    say(ctx.stdout, ctx.values.json ? JSON.stringify(status, null, 2) : formatStatus(status));
+    const paths = pathsOf(ctx);
+    const name = ctx.values.name as string | undefined;
+    const labs = listLabs(paths).filter((l) => readState(paths, l) !== undefined);
+    const every = name === undefined && labs.length > 1;
+    const states = every ? labs.map((l) => readState(paths, l)!) : [resolveLab(paths, name)];
+    const statuses = await Promise.all(states.map((s) => labStatus(s, paths)));
+    if (ctx.values.json) say(ctx.stdout, JSON.stringify(every ? statuses : statuses[0], null, 2));
+    else say(ctx.stdout, statuses.map(formatStatus).join('\n\n'));
     return 0;
   },
 };
@@ -171,6 +177,9 @@ export const labDownCommand: CliCommand = {
       return 0;
     }
     const labs = listLabs(paths);
+    if (ctx.values.name === undefined && labs.length > 1) {
+      throw new InputError(`several labs on this host: ${labs.join(', ')}`, 'pass --name NAME, or --all to take every lab down');
+    }
     const name = (ctx.values.name as string | undefined) ?? (labs.length === 1 ? labs[0]! : DEFAULT_LAB);
     if (!labs.includes(name)) {
       say(ctx.stdout, `no lab named "${name}" on this host, nothing to do`);

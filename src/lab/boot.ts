@@ -12,11 +12,12 @@ import type { LabMachine } from './types.ts';
 /** systemd-nspawn needs this to be a tmpfs when the host runs no systemd (see lab-notes). */
 export const NSPAWN_RUNTIME = '/run/systemd/nspawn';
 
-/** Mounts a tmpfs on /run/systemd/nspawn unless one is there. */
+/** Mounts a tmpfs on /run/systemd/nspawn unless one is there (under a lock: two labs may start at once). */
 export async function ensureNspawnRuntime(): Promise<void> {
   if (isMountPoint(NSPAWN_RUNTIME)) return;
   mkdirSync(NSPAWN_RUNTIME, { recursive: true });
-  await local`mount -t tmpfs -o mode=0755 tmpfs ${NSPAWN_RUNTIME}`;
+  const script = 'mountpoint -q "$1" || mount -t tmpfs -o mode=0755 tmpfs "$1"';
+  await local`flock /run/hardway-nspawn.lock sh -c ${script} sh ${NSPAWN_RUNTIME}`;
 }
 
 /** The systemd-nspawn arguments that boot a machine on the lab bridge. */

@@ -1,11 +1,12 @@
 // The lab, end to end on this host: real systemd-nspawn machines with systemd, sshd and
 // cloud-init, reached with the system ssh client and strict host-key checking. Needs root and
 // systemd-nspawn/debootstrap: without them the suite FAILS (beforeAll), it never skips.
-import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { downLab, hardway, startLab, type Lab, type RunResult } from './helpers/lab.ts';
+import { downLab, hardway, HARDWAY, startLab, type Lab, type RunResult } from './helpers/lab.ts';
 
 const NAME = 'e2e-lab';
 const SUBNET = '10.240.10.0/24';
@@ -25,10 +26,10 @@ function strictSsh(ip: string, knownHosts: string, command: string): RunResult {
   }
 }
 
-/** Pids of this lab's systemd-nspawn processes, sorted ('' when none). */
-function nspawnPids(): string {
+/** Pids of a lab's systemd-nspawn processes ('' when none). */
+function nspawnPids(lab = NAME): string {
   try {
-    return execFileSync('pgrep', ['-f', '--', `systemd-nspawn .*-M ${NAME}-`], { encoding: 'utf8' }).trim();
+    return execFileSync('pgrep', ['-f', '--', `systemd-nspawn .*-M ${lab}-`], { encoding: 'utf8' }).trim();
   } catch {
     return ''; // pgrep exits 1 when nothing matches
   }
@@ -149,5 +150,34 @@ describe('hardway lab', () => {
     const again = await hardway(['lab', 'down', '--name', NAME]);
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/nothing to do/);
+  });
+});
+
+describe('hardway lab down after a crashed up', () => {
+  const CRASH = 'e2e-crash';
+  const dir = mkdtempSync(join(tmpdir(), 'hardway-e2e-crash-'));
+  afterAll(async () => {
+    await downLab(CRASH);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('removes every machine, mount and the bridge that an up killed half-way left behind', async () => {
+    const up = spawn(process.execPath, [HARDWAY, 'lab', 'up', '--name', CRASH, '--subnet', '10.240.11.0/24', '--workers', '1', '--dir', dir],
+      { stdio: 'ignore', env: { ...process.env, CI: 'true' } });
+    const pidFile = `/var/lib/hardway/labs/${CRASH}/machines/node-0/pid`;
+    for (let i = 0; i < 6000 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+    up.kill('SIGKILL'); // the CLI dies while the machines boot
+    await new Promise((r) => up.once('exit', r));
+    expect(existsSync(pidFile)).toBe(true);
+    expect(nspawnPids(CRASH)).not.toBe('');
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(`/var/lib/hardway/labs/${CRASH}/`);
+
+    const r = await hardway(['lab', 'down', '--name', CRASH]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(nspawnPids(CRASH)).toBe('');
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(`/var/lib/hardway/labs/${CRASH}`);
+    expect(execFileSync('ip', ['-br', 'link'], { encoding: 'utf8' })).not.toMatch(/hw-e2e-crash|vb-e2e-crash/);
+    expect(existsSync(`/var/lib/hardway/labs/${CRASH}`)).toBe(false);
   });
 });
