@@ -136,7 +136,7 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
       keepaliveInterval: ctx.keepaliveIntervalMs,
       keepaliveCountMax: ctx.keepaliveCountMax,
       authHandler: offer.methods,
-      // Ask for the key types already pinned, so a server with several keys shows the pinned one.
+      // Prefer the key types already pinned, so a server with several keys shows the pinned one.
       algorithms: serverHostKey ? { serverHostKey } : undefined,
       hostVerifier: (key: Buffer) => {
         const verdict = ctx.knownHosts.verify(hop.hostKeyNames, key);
@@ -154,12 +154,14 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
   });
 }
 
-const SUPPORTED_HOST_KEYS: string[] = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'];
+const HOST_KEY_ALGORITHMS: ServerHostKeyAlgorithm[] = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'];
 
-/** Signature algorithms a server may use for the given key types (RSA keys sign with SHA-2 first). */
+/**
+ * Host key algorithms with those of the pinned key types first. Not only those: a machine that no
+ * longer has a key of the pinned type must show another key and be refused as changed, not fail
+ * with a vague negotiation error.
+ */
 function hostKeyAlgorithms(keyTypes: string[]): ServerHostKeyAlgorithm[] | undefined {
-  const algos = keyTypes
-    .flatMap((t) => (t === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [t]))
-    .filter((a): a is ServerHostKeyAlgorithm => SUPPORTED_HOST_KEYS.includes(a));
-  return algos.length ? algos : undefined;
+  const first = HOST_KEY_ALGORITHMS.filter((a) => keyTypes.includes(a.startsWith('rsa-sha2-') ? 'ssh-rsa' : a));
+  return first.length ? [...first, ...HOST_KEY_ALGORITHMS.filter((a) => !first.includes(a))] : undefined;
 }
