@@ -7,6 +7,7 @@ import { stopMachine } from './boot.ts';
 import { mountsUnder, unmountAll } from './mounts.ts';
 import { bridgeName, labDir, machineDir, unitName, type LabPaths } from './names.ts';
 import { removeBridge } from './network.ts';
+import { removeAbandonedBuilds } from './rootfs.ts';
 import { listLabs, readState } from './state.ts';
 import type { LabMachine } from './types.ts';
 
@@ -28,10 +29,11 @@ export async function labDown(paths: LabPaths, lab: string): Promise<string> {
   return `lab "${lab}" is down: ${machines.length} machine(s) stopped, overlays unmounted, bridge ${bridge} removed`;
 }
 
-/** Takes every lab on this host down. */
+/** Takes every lab on this host down, and removes root builds a crashed `up` abandoned (the cache stays). */
 export async function labDownAll(paths: LabPaths): Promise<string[]> {
   const lines: string[] = [];
   for (const lab of listLabs(paths)) lines.push(await labDown(paths, lab));
+  await removeAbandonedBuilds(paths.cacheRoot);
   return lines;
 }
 

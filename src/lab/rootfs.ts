@@ -104,7 +104,8 @@ export async function finishRootfs(dir: string, report: (line: string) => void):
 }
 
 /** Removes builds left by a crashed `lab up` (their process is gone), unmounting /proc first. */
-async function removeAbandonedBuilds(cacheRoot: string): Promise<void> {
+export async function removeAbandonedBuilds(cacheRoot: string): Promise<void> {
+  if (!existsSync(cacheRoot)) return;
   for (const name of readdirSync(cacheRoot)) {
     const m = /^\.build-(\d+)-/.exec(name);
     if (!m || existsSync(`/proc/${m[1]}`)) continue;
