@@ -1,0 +1,28 @@
+// bootstrap-control-plane: the API server, controller manager and scheduler on every
+// control-plane machine: binaries, configs and units; each service restarted only when one of its
+// own inputs changed; waits until each is active. The API server reaches etcd over TLS, and its
+// --service-cluster-ip-range is the service CIDR whose first address is in its certificate.
+import { SERVER } from '../layout.ts';
+import { fileChanges } from '../engine/desired.ts';
+import type { Change, Step, StepContext } from '../engine/types.ts';
+import { binaryFiles } from './support/binaries.ts';
+import { renderedFor } from './support/rendered.ts';
+import { serviceChanges } from './support/services.ts';
+
+/** The control-plane services, in start order. */
+export const CONTROL_PLANE_SERVICES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
+
+/** The bootstrap-control-plane step. */
+export const bootstrapControlPlaneStep: Step = {
+  name: 'bootstrap-control-plane',
+  title: 'Run the API server, controller manager and scheduler',
+  targets: (inv) => inv.controlPlanes,
+  async plan(ctx: StepContext): Promise<Change[]> {
+    const { inventory, machine, facts } = ctx;
+    const binaries = await binaryFiles(inventory.dir, [...CONTROL_PLANE_SERVICES, 'kubectl'], SERVER.bin);
+    const { files, inputs } = renderedFor(inventory, machine, 'bootstrap-control-plane');
+    const changes = await fileChanges(facts, [...binaries, ...files]);
+    const all = [...inputs, ...CONTROL_PLANE_SERVICES.map((s) => ({ path: `${SERVER.bin}/${s}`, services: [s] }))];
+    return [...changes, ...(await serviceChanges(facts, CONTROL_PLANE_SERVICES, all, changes))];
+  },
+};

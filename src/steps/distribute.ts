@@ -1,0 +1,83 @@
+// distribute: every machine gets exactly its own certificates, keys and kubeconfigs from pki/.
+// Keys and kubeconfigs are 0600 and secret (never shown in plans or logs). The CA key goes only to
+// control-plane machines; a worker gets its own node key and nothing else secret, and any
+// control-plane secret found on a worker (from an earlier hand install) is removed.
+import { PKI, SERVER, WORKER } from '../layout.ts';
+import { readPkiFile } from '../certs/identities.ts';
+import type { Inventory, Machine } from '../inventory.ts';
+import { fileChanges, type DesiredFile } from '../engine/desired.ts';
+import type { Change, Step, StepContext } from '../engine/types.ts';
+import { sh } from '../shell.ts';
+import { tryRestart, type ServiceInput } from './support/services.ts';
+
+/** One pki/ file installed on a machine, and the services that read it. */
+interface Placement {
+  from: string;
+  to: string;
+  secret: boolean;
+  services: string[];
+}
+
+const pub = (from: string, to: string, ...services: string[]): Placement => ({ from, to, secret: false, services });
+const secret = (from: string, to: string, ...services: string[]): Placement => ({ from, to, secret: true, services });
+
+/** Where each pki/ file goes on a machine of this role (paths from src/layout.ts). */
+export function placements(inv: Inventory, m: Machine): Placement[] {
+  if (m.role === 'control-plane') {
+    return [
+      pub(PKI.ca.crt, SERVER.caCrt, 'kube-apiserver', 'kube-controller-manager'),
+      secret(PKI.ca.key, SERVER.caKey, 'kube-controller-manager'),
+      pub(PKI.crt('kube-api-server'), SERVER.apiServerCrt, 'kube-apiserver'),
+      secret(PKI.key('kube-api-server'), SERVER.apiServerKey, 'kube-apiserver'),
+      pub(PKI.crt('service-accounts'), SERVER.serviceAccountsCrt, 'kube-apiserver'),
+      secret(PKI.key('service-accounts'), SERVER.serviceAccountsKey, 'kube-apiserver', 'kube-controller-manager'),
+      secret(PKI.encryptionConfig, SERVER.encryptionConfig, 'kube-apiserver'),
+      secret(PKI.kubeconfig('kube-controller-manager'), SERVER.controllerManagerKubeconfig, 'kube-controller-manager'),
+      secret(PKI.kubeconfig('kube-scheduler'), SERVER.schedulerKubeconfig, 'kube-scheduler'),
+      secret(PKI.kubeconfig('admin'), SERVER.adminKubeconfig),
+      pub(PKI.etcdCa.crt, SERVER.etcdCaCrt, 'kube-apiserver'),
+      pub(PKI.crt('etcd-client'), SERVER.etcdClientCrt, 'kube-apiserver'),
+      secret(PKI.key('etcd-client'), SERVER.etcdClientKey, 'kube-apiserver'),
+      pub(PKI.etcdCa.crt, SERVER.etcdCa, 'etcd'),
+      pub(PKI.crt(`etcd-server-${m.hostname}`), SERVER.etcdCrt, 'etcd'),
+      secret(PKI.key(`etcd-server-${m.hostname}`), SERVER.etcdKey, 'etcd'),
+    ];
+  }
+  return [
+    pub(PKI.ca.crt, WORKER.kubeletCaCrt, 'kubelet'),
+    pub(PKI.crt(m.hostname), WORKER.kubeletCrt, 'kubelet'),
+    secret(PKI.key(m.hostname), WORKER.kubeletKey, 'kubelet'),
+    secret(PKI.kubeconfig(m.hostname), WORKER.kubeletKubeconfig, 'kubelet'),
+    secret(PKI.kubeconfig('kube-proxy'), WORKER.kubeProxyKubeconfig, 'kube-proxy'),
+  ];
+}
+
+/** Control-plane secrets that must never be on a worker. */
+const NEVER_ON_WORKERS = [SERVER.caKey, SERVER.serviceAccountsKey, SERVER.encryptionConfig, SERVER.etcdKey, SERVER.etcdClientKey, SERVER.apiServerKey];
+
+/** The distribute step. */
+export const distributeStep: Step = {
+  name: 'distribute',
+  title: 'Give every machine exactly its own certificates, keys and kubeconfigs',
+  targets: (inv) => inv.machines,
+  async plan(ctx: StepContext): Promise<Change[]> {
+    const { inventory, machine, facts } = ctx;
+    const wanted = placements(inventory, machine);
+    const desired: DesiredFile[] = wanted.map((p) => ({
+      path: p.to,
+      content: readPkiFile(inventory, p.from),
+      mode: p.secret ? 0o600 : 0o644,
+      secret: p.secret,
+    }));
+    const changes = await fileChanges(facts, desired);
+    if (machine.role === 'worker') {
+      const found = await facts.stat(NEVER_ON_WORKERS);
+      const present = NEVER_ON_WORKERS.filter((p) => found.get(p)!.exists);
+      if (present.length > 0) {
+        changes.push({ kind: 'exec', cmd: sh`rm -f ${present}`, reason: 'control-plane secrets do not belong on a worker' });
+      }
+    }
+    const inputs: ServiceInput[] = wanted.map((p) => ({ path: p.to, services: p.services }));
+    return [...changes, ...tryRestart(inputs, changes)];
+  },
+};

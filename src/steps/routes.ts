@@ -1,0 +1,79 @@
+// routes: every machine reaches every other worker's pod subnet via that worker's IP (no overlay).
+// Routes are set with `ip route replace` (safe to rerun), stale pod routes removed, and the set is
+// persisted as a oneshot unit that replays it at every boot.
+import { fileChanges } from '../engine/desired.ts';
+import type { Change, Step, StepContext } from '../engine/types.ts';
+import { ANY } from '../layout.ts';
+import { parseCidr, within, type Network } from '../net/ipv4.ts';
+import { podRoutes, ROUTES_SERVICE, type PodRoute } from '../render/routes.ts';
+import { sh } from '../shell.ts';
+import { renderedFor } from './support/rendered.ts';
+
+/** A route as `ip -4 route show` lists it. */
+export interface LiveRoute {
+  dst: string;
+  via?: string;
+}
+
+/** Parses `ip -4 route show` output. */
+export function parseRoutes(text: string): LiveRoute[] {
+  return text.split('\n').filter(Boolean).map((line) => {
+    const words = line.trim().split(/\s+/);
+    const via = words.indexOf('via');
+    return { dst: words[0]!, ...(via > 0 ? { via: words[via + 1] } : {}) };
+  });
+}
+
+/** The route changes that make the live table match `wanted` for pod subnets inside the cluster CIDR. */
+export function routeChanges(live: LiveRoute[], wanted: PodRoute[], clusterCidr: string): Change[] {
+  const cluster = (parseCidr(clusterCidr) as { ok: true; net: Network }).net;
+  const inCluster = (dst: string) => {
+    const r = parseCidr(dst);
+    return r.ok && within(r.net, cluster);
+  };
+  const changes: Change[] = [];
+  for (const r of live) {
+    // Only gateway routes into the pod network are ours; the kernel's own `dev cni0` route is not.
+    if (r.via && inCluster(r.dst) && !wanted.some((w) => w.subnet === r.dst && w.via === r.via)) {
+      changes.push({ kind: 'exec', cmd: sh`ip route del ${r.dst} via ${r.via}`, reason: 'no worker has this pod subnet at that address any more' });
+    }
+  }
+  for (const w of wanted) {
+    if (!live.some((r) => r.dst === w.subnet && r.via === w.via)) {
+      changes.push({ kind: 'exec', cmd: sh`ip route replace ${w.subnet} via ${w.via}`, reason: `pods of ${w.worker}` });
+    }
+  }
+  return changes;
+}
+
+/** The routes step. */
+export const routesStep: Step = {
+  name: 'routes',
+  title: "Route every worker's pod subnet via that worker, persisted across reboots",
+  targets: (inv) => inv.machines,
+  async plan(ctx: StepContext): Promise<Change[]> {
+    const { inventory, machine, facts } = ctx;
+    const wanted = podRoutes(inventory, machine);
+    const p = await facts.probe({
+      routes: sh`ip -4 route show`,
+      unit: sh`echo "$(systemctl is-enabled ${ROUTES_SERVICE} 2>/dev/null) $(systemctl is-active ${ROUTES_SERVICE} 2>/dev/null)"`,
+    });
+    const changes = routeChanges(parseRoutes(p.routes.stdout), wanted, inventory.settings.clusterCidr);
+    const [enabled, active] = p.unit.stdout.trim().split(/\s+/);
+    if (wanted.length === 0) {
+      const unit = await facts.stat([ANY.routesUnit]);
+      if (unit.get(ANY.routesUnit)!.exists) {
+        changes.push({ kind: 'exec', cmd: sh`systemctl disable ${ROUTES_SERVICE} && rm -f ${ANY.routesUnit} && systemctl daemon-reload`, reason: 'this machine needs no pod routes' });
+      }
+      return changes;
+    }
+    const { files } = renderedFor(inventory, machine, 'routes');
+    const unitWork = await fileChanges(facts, files);
+    if (unitWork.some((c) => c.kind === 'put')) changes.push(...unitWork, { kind: 'exec', cmd: sh`systemctl daemon-reload`, reason: 'routes unit changed' });
+    else changes.push(...unitWork);
+    if (enabled !== 'enabled') changes.push({ kind: 'exec', cmd: sh`systemctl enable ${ROUTES_SERVICE}`, reason: 'replay the routes at boot' });
+    // Started once so systemd knows the routes are up; the routes themselves were set above.
+    if (active !== 'active') changes.push({ kind: 'exec', cmd: sh`systemctl start ${ROUTES_SERVICE}`, reason: `${ROUTES_SERVICE} is ${active || 'inactive'}` });
+    return changes;
+  },
+};

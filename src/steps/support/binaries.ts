@@ -1,0 +1,79 @@
+// Binaries from the project's downloads/ as files to install: checked to be there before any
+// machine is touched, hashed once per file version (the hash is cached beside them, keyed by size
+// and mtime, so a no-op rerun does not re-read hundreds of megabytes).
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { binaryRelPath, downloadsDir, readDownloads, requireBinaries } from '../../download/layout.ts';
+import type { DesiredFile } from '../../engine/desired.ts';
+import { FailureError } from '../../errors.ts';
+
+const CACHE_FILE = '.sha256-cache.json';
+type HashCache = Record<string, { size: number; mtimeMs: number; sha256: string }>;
+
+/** Desired files that install the named binaries (bare names like 'etcd') into `destDir`, mode 0755. */
+export async function binaryFiles(projectDir: string, names: readonly string[], destDir: string): Promise<DesiredFile[]> {
+  requireBinaries(projectDir, names);
+  return Promise.all(names.map((n) => installAs(projectDir, binaryRelPath(n), `${destDir}/${n}`)));
+}
+
+/** Desired files for every CNI plugin in downloads/cni-plugins, installed into `destDir`. */
+export async function cniPluginFiles(projectDir: string, required: readonly string[], destDir: string): Promise<DesiredFile[]> {
+  requireBinaries(projectDir, required.map((p) => `cni-plugins/${p}`));
+  const dir = join(downloadsDir(projectDir), 'cni-plugins');
+  const names = readdirSync(dir).filter((n) => !n.startsWith('.') && statSync(join(dir, n)).isFile()).sort();
+  return Promise.all(names.map((n) => installAs(projectDir, `cni-plugins/${n}`, `${destDir}/${n}`)));
+}
+
+/** The version `hardway download` recorded for a binary (e.g. containerd '1.6.20~ds1-1'), if any. */
+export function downloadedVersion(projectDir: string, name: string): string | undefined {
+  const rel = binaryRelPath(name);
+  return readDownloads(projectDir)?.files.find((f) => f.path === rel)?.version;
+}
+
+async function installAs(projectDir: string, rel: string, target: string): Promise<DesiredFile> {
+  const file = join(downloadsDir(projectDir), rel);
+  const { size } = statSync(file);
+  const sha256 = await cachedSha256(projectDir, rel);
+  return { path: target, content: { file, sha256, size }, mode: 0o755 };
+}
+
+/** SHA-256 of a file under downloads/, from the cache when its size and mtime are unchanged. */
+async function cachedSha256(projectDir: string, rel: string): Promise<string> {
+  const dir = downloadsDir(projectDir);
+  const cacheFile = join(dir, CACHE_FILE);
+  const st = statSync(join(dir, rel));
+  let cache: HashCache = {};
+  try {
+    cache = existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as HashCache) : {};
+  } catch {
+    cache = {}; // a damaged cache only costs a re-hash
+  }
+  const hit = cache[rel];
+  if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.sha256;
+  const sha256 = await hashFile(join(dir, rel));
+  // Re-read before writing: other machines' plans hash other files at the same time.
+  let latest: HashCache = {};
+  try {
+    latest = existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as HashCache) : {};
+  } catch {
+    latest = {};
+  }
+  latest[rel] = { size: st.size, mtimeMs: st.mtimeMs, sha256 };
+  try {
+    writeFileSync(cacheFile, JSON.stringify(latest, null, 1));
+  } catch {
+    // The cache is an optimisation; a read-only downloads/ still works.
+  }
+  return sha256;
+}
+
+function hashFile(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(file)
+      .on('data', (d) => h.update(d))
+      .on('error', (e) => reject(new FailureError(`cannot read ${file}: ${e.message}`)))
+      .on('end', () => resolve(h.digest('hex')));
+  });
+}

@@ -1,0 +1,18 @@
+// Talking to etcd over TLS with the client certificate hardway issued (signed by the etcd CA).
+import { SERVER } from '../../layout.ts';
+import { sh, type Command } from '../../shell.ts';
+
+/** `etcdctl endpoint health` against the local member over TLS with client-certificate auth. */
+export function etcdHealthCommand(): Command {
+  return sh`ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 --cacert=${SERVER.etcdCa} --cert=${SERVER.etcdClientCrt} --key=${SERVER.etcdClientKey} --command-timeout=5s endpoint health`;
+}
+
+/** Waits (up to `timeoutS`) until the local etcd member reports healthy over TLS; prints the last answer on failure. */
+export function waitEtcdHealthy(timeoutS: number): Command {
+  return sh`i=0; while [ $i -lt ${timeoutS} ]; do
+  if out=$(${etcdHealthCommand()} 2>&1); then echo "$out"; exit 0; fi
+  i=$((i + 1)); sleep 1
+done
+echo "etcd did not report healthy over TLS within ${timeoutS}s: $out" >&2
+exit 1`;
+}

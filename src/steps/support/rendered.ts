@@ -1,0 +1,20 @@
+// The rendered files a step installs on a machine, as desired files plus their service inputs.
+import type { DesiredFile } from '../../engine/desired.ts';
+import type { Inventory, Machine } from '../../inventory.ts';
+import { renderMachine, type RenderedFile, type RenderOptions } from '../../render/machine.ts';
+import type { ServiceInput } from './services.ts';
+
+/** Rendered files for one step (whole files only; marked blocks are merged by pin-hosts). */
+export function renderedFor(
+  inv: Inventory,
+  machine: Machine,
+  step: RenderedFile['step'],
+  opts: RenderOptions = {},
+  filter: (f: RenderedFile) => boolean = () => true,
+): { files: DesiredFile[]; inputs: ServiceInput[] } {
+  const rendered = renderMachine(inv, machine, opts).filter((f) => f.step === step && f.mergeInto === undefined && filter(f));
+  return {
+    files: rendered.map((f) => ({ path: f.path, content: Buffer.from(f.content), mode: f.mode })),
+    inputs: rendered.map((f) => ({ path: f.path, services: f.services })),
+  };
+}

@@ -1,0 +1,45 @@
+// One worker component as a step: its binaries from downloads/, its rendered files, and its
+// service, restarted only when one of its own inputs changed. containerd, the CNI plugins, the
+// kubelet and kube-proxy are each one such step, so each reruns alone and each checks only the
+// binaries it needs.
+import { fileChanges, type DesiredFile } from '../../engine/desired.ts';
+import type { Change, Step, StepContext } from '../../engine/types.ts';
+import type { RenderedFile } from '../../render/machine.ts';
+import { WORKER } from '../../layout.ts';
+import { binaryFiles, cniPluginFiles } from './binaries.ts';
+import { renderedFor } from './rendered.ts';
+import { serviceChanges } from './services.ts';
+import { workerRenderOptions } from './worker-render.ts';
+
+/** What makes up one worker component. */
+export interface WorkerComponent {
+  name: string;
+  title: string;
+  /** Binaries from downloads/ into /usr/local/bin; each restarts `service` when it changes. */
+  binaries: string[];
+  /** CNI plugins that must be present; every plugin in downloads/cni-plugins is installed. */
+  cniPlugins?: readonly string[];
+  /** Which rendered worker files belong to this component. */
+  files: (f: RenderedFile) => boolean;
+  /** The systemd service it runs, if any. */
+  service?: string;
+}
+
+/** Builds the step for a worker component. */
+export function workerComponentStep(c: WorkerComponent): Step {
+  return {
+    name: c.name,
+    title: c.title,
+    targets: (inv) => inv.workers,
+    async plan(ctx: StepContext): Promise<Change[]> {
+      const { inventory, machine, facts } = ctx;
+      const binaries: DesiredFile[] = await binaryFiles(inventory.dir, c.binaries, WORKER.bin);
+      if (c.cniPlugins) binaries.push(...(await cniPluginFiles(inventory.dir, c.cniPlugins, WORKER.cniBin)));
+      const rendered = renderedFor(inventory, machine, 'bootstrap-workers', await workerRenderOptions(inventory, facts), c.files);
+      const changes = await fileChanges(facts, [...binaries, ...rendered.files]);
+      if (!c.service) return changes;
+      const inputs = [...rendered.inputs, ...c.binaries.map((b) => ({ path: `${WORKER.bin}/${b}`, services: [c.service!] }))];
+      return [...changes, ...(await serviceChanges(facts, [c.service], inputs, changes))];
+    },
+  };
+}

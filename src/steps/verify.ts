@@ -1,0 +1,83 @@
+// verify: read-only checks of the whole cluster on every machine. Nothing is planned or changed;
+// every problem found on a machine is listed in one failure for that machine.
+import { createHash } from 'node:crypto';
+import { readPkiFile } from '../certs/identities.ts';
+import { FailureError } from '../errors.ts';
+import { SERVER } from '../layout.ts';
+import { podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
+import { sh } from '../shell.ts';
+import type { Step, VerifyContext } from '../engine/types.ts';
+import type { Inventory, Machine } from '../inventory.ts';
+import { CONTROL_PLANE_SERVICES } from './bootstrap-control-plane.ts';
+import { placements } from './distribute.ts';
+import { etcdHealthCommand } from './support/etcd.ts';
+import { parseRoutes } from './routes.ts';
+
+/** The services that must be active on a machine of this role. */
+export function expectedServices(inv: Inventory, m: Machine): string[] {
+  const routes = podRoutes(inv, m).length > 0 ? [ROUTES_SERVICE] : [];
+  return m.role === 'control-plane'
+    ? ['etcd', ...CONTROL_PLANE_SERVICES, ...routes]
+    : ['containerd', 'kubelet', 'kube-proxy', ...routes];
+}
+
+/** The verify step. */
+export const verifyStep: Step = {
+  name: 'verify',
+  title: 'Check the cluster: services, etcd over TLS, names, routes, certificates, nodes',
+  targets: (inv) => inv.machines,
+  plan: async () => [],
+  async verify(ctx: VerifyContext) {
+    const { inventory: inv, machine, facts } = ctx;
+    const problems: string[] = [];
+    const services = expectedServices(inv, machine);
+    const names = inv.machines.flatMap((m) => [m.hostname, m.fqdn]);
+    const p = await facts.probe({
+      services: sh`for s in ${services}; do echo "$s $(systemctl is-active "$s" 2>/dev/null)"; done`,
+      names: sh`for n in ${names}; do echo "$n $(getent hosts "$n" | awk '{print $1; exit}')"; done`,
+      routes: sh`ip -4 route show`,
+      ...(machine.role === 'control-plane' ? { etcd: sh`${etcdHealthCommand()} 2>&1` } : {}),
+    } as Record<string, ReturnType<typeof sh>>);
+
+    for (const line of p.services!.stdout.trim().split('\n')) {
+      const [s, state] = line.split(' ');
+      if (state !== 'active') problems.push(`service ${s} is ${state || 'unknown'}`);
+    }
+    for (const line of p.names!.stdout.trim().split('\n')) {
+      const [n, ip] = line.split(' ');
+      const want = inv.machines.find((m) => m.hostname === n || m.fqdn === n)!.ip;
+      if (ip !== want) problems.push(`${n} resolves to ${ip || 'nothing'}, want ${want}`);
+    }
+    const live = parseRoutes(p.routes!.stdout);
+    for (const r of podRoutes(inv, machine)) {
+      if (!live.some((l) => l.dst === r.subnet && l.via === r.via)) problems.push(`no route to ${r.subnet} via ${r.via} (pods of ${r.worker})`);
+    }
+    if (p.etcd && p.etcd.code !== 0) problems.push(`etcd is not healthy over TLS: ${p.etcd.stdout.trim().split('\n').pop()}`);
+
+    const wanted = placements(inv, machine);
+    const installed = await facts.stat(wanted.map((w) => w.to));
+    for (const w of wanted) {
+      const f = installed.get(w.to)!;
+      const sha = createHash('sha256').update(readPkiFile(inv, w.from)).digest('hex');
+      if (!f.exists) problems.push(`${w.to} is missing (from ${w.from})`);
+      else if (f.sha256 !== sha) problems.push(`${w.to} differs from ${w.from}`);
+      else if (w.secret && (f.mode! & 0o077) !== 0) problems.push(`${w.to} is readable by others (mode ${f.mode!.toString(8)})`);
+    }
+
+    if (machine.hostname === inv.controlPlanes[0]!.hostname) problems.push(...(await nodeProblems(ctx)));
+    if (problems.length > 0) throw new FailureError(`${problems.length} problem(s) on ${machine.hostname}:\n  - ${problems.join('\n  - ')}`);
+  },
+};
+
+/** Every worker registered and Ready, asked of the API with the admin kubeconfig on the server. */
+async function nodeProblems(ctx: VerifyContext): Promise<string[]> {
+  const r = await ctx.transport.exec(sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get nodes -o json`);
+  if (r.code !== 0) return [`the API does not answer "kubectl get nodes": ${r.stderr.trim().split('\n').pop()}`];
+  const ready = new Map<string, boolean>();
+  for (const n of (JSON.parse(r.stdout) as { items: { metadata: { name: string }; status: { conditions?: { type: string; status: string }[] } }[] }).items) {
+    ready.set(n.metadata.name, n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+  }
+  return ctx.inventory.workers.flatMap((w) =>
+    !ready.has(w.hostname) ? [`node ${w.hostname} is not registered with the API`] : ready.get(w.hostname) ? [] : [`node ${w.hostname} is not Ready`],
+  );
+}

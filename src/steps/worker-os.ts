@@ -1,0 +1,64 @@
+// worker-os: what a worker's OS must give Kubernetes before any component runs: the packages
+// kube-proxy and the kubelet call (checked first, so a machine that has them needs no internet),
+// swap off and kept off, br_netfilter (loaded, or built into the kernel: then only its sysctls
+// exist), and the bridge and forwarding sysctls, persisted in one file each (never appended).
+import { fileChanges } from '../engine/desired.ts';
+import type { Change, Step, StepContext } from '../engine/types.ts';
+import { WORKER } from '../layout.ts';
+import { sh } from '../shell.ts';
+import { renderedFor } from './support/rendered.ts';
+
+/** Debian packages a worker needs (iptables for kube-proxy's iptables mode: the tutorial forgets it). */
+export const WORKER_PACKAGES = ['socat', 'conntrack', 'ipset', 'kmod', 'iptables'];
+
+/** The sysctls pod networking needs, each wanted at 1. */
+export const WORKER_SYSCTLS = ['net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables', 'net.ipv4.ip_forward'];
+
+/** The worker-os step. */
+export const workerOsStep: Step = {
+  name: 'worker-os',
+  title: 'Prepare the worker OS: packages, swap off, br_netfilter, sysctls',
+  targets: (inv) => inv.workers,
+  async plan(ctx: StepContext): Promise<Change[]> {
+    const { inventory, machine, facts } = ctx;
+    const p = await facts.probe({
+      packages: sh`for p in ${WORKER_PACKAGES}; do dpkg-query -W -f='\${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done`,
+      swap: sh`swapon --noheadings --show=NAME 2>/dev/null`,
+      fstab: sh`grep -Ec '^[[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]]' /etc/fstab 2>/dev/null`,
+      swapTarget: sh`systemctl is-enabled swap.target 2>/dev/null`,
+      bridge: sh`test -e /proc/sys/net/bridge/bridge-nf-call-iptables && echo present`,
+      sysctls: sh`sysctl -n ${WORKER_SYSCTLS} 2>/dev/null`,
+    });
+    const changes: Change[] = [];
+    const missing = p.packages.stdout.split('\n').filter(Boolean);
+    if (missing.length > 0) {
+      changes.push({
+        kind: 'exec',
+        cmd: sh`export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq ${missing}`,
+        reason: `packages missing: ${missing.join(', ')}`,
+      });
+    }
+    if (p.swap.stdout.trim()) changes.push({ kind: 'exec', cmd: sh`swapoff -a`, reason: `swap is on (${p.swap.stdout.trim().split('\n').join(', ')})` });
+    if (Number(p.fstab.stdout.trim() || 0) > 0) {
+      changes.push({
+        kind: 'exec',
+        cmd: sh`sed -i -E 's/^([[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]].*)$/# \\1 # swap disabled by hardway: the kubelet needs swap off/' /etc/fstab`,
+        reason: 'swap listed in /etc/fstab would come back at boot',
+      });
+    }
+    if (p.swapTarget.stdout.trim() !== 'masked') {
+      changes.push({ kind: 'exec', cmd: sh`systemctl mask swap.target`, reason: 'keep systemd from activating swap units' });
+    }
+    if (p.bridge.stdout.trim() !== 'present') {
+      changes.push({ kind: 'exec', cmd: sh`modprobe br_netfilter`, reason: 'br_netfilter is not loaded' });
+    }
+    const { files } = renderedFor(inventory, machine, 'bootstrap-workers', {}, (f) => f.path === WORKER.modulesLoad || f.path === WORKER.sysctl);
+    const fileWork = await fileChanges(facts, files);
+    changes.push(...fileWork);
+    const values = p.sysctls.stdout.trim().split('\n');
+    if (fileWork.some((c) => c.kind === 'put' && c.path === WORKER.sysctl) || values.length !== WORKER_SYSCTLS.length || values.some((v) => v.trim() !== '1')) {
+      changes.push({ kind: 'exec', cmd: sh`sysctl -q -p ${WORKER.sysctl}`, reason: `apply ${WORKER.sysctl} (now: ${values.join(' ') || 'unset'})` });
+    }
+    return changes;
+  },
+};

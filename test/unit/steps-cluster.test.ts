@@ -1,0 +1,98 @@
+// Planning logic of the cluster steps that needs no machine: which pki files go where, which
+// route changes follow from a live table, and which service actions follow from file changes.
+import { describe, expect, it } from 'vitest';
+import { parseInventory } from '../../src/inventory.ts';
+import { defaultSettings } from '../../src/cluster-settings.ts';
+import { placements } from '../../src/steps/distribute.ts';
+import { parseRoutes, routeChanges } from '../../src/steps/routes.ts';
+import { podRoutes } from '../../src/render/routes.ts';
+import { serviceChanges } from '../../src/steps/support/services.ts';
+import type { Facts, ProbeResult } from '../../src/engine/facts.ts';
+import type { Change } from '../../src/engine/types.ts';
+import { PKI, SERVER } from '../../src/layout.ts';
+
+const inv = parseInventory(
+  '10.240.0.10 server.kubernetes.local server\n' +
+    '10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24\n' +
+    '10.240.0.21 node-1.kubernetes.local node-1 10.200.1.0/24\n',
+  defaultSettings(),
+  { file: '/p/machines.txt', dir: '/p', clusterFile: '/p/cluster.yaml' },
+);
+const [server, node0, node1] = inv.machines as [typeof inv.machines[0], typeof inv.machines[0], typeof inv.machines[0]];
+
+describe('distribute placements', () => {
+  it('sends the CA key to the control plane only, and each worker only its own node key', () => {
+    expect(placements(inv, server).some((p) => p.from === PKI.ca.key && p.to === SERVER.caKey)).toBe(true);
+    for (const w of [node0, node1]) {
+      const froms = placements(inv, w).map((p) => p.from);
+      expect(froms).not.toContain(PKI.ca.key);
+      expect(froms).not.toContain(PKI.etcdCa.key);
+      expect(froms.filter((f) => f.endsWith('.key'))).toEqual([PKI.key(w.hostname)]);
+    }
+  });
+
+  it('marks every key and kubeconfig secret (installed 0600)', () => {
+    for (const m of inv.machines) {
+      for (const p of placements(inv, m)) {
+        const secretish = p.from.endsWith('.key') || p.from.endsWith('.kubeconfig') || p.from === PKI.encryptionConfig;
+        expect(p.secret, p.from).toBe(secretish);
+      }
+    }
+  });
+});
+
+describe('routes', () => {
+  const table = [
+    'default via 10.0.2.2 dev eth0',
+    '10.200.0.0/24 dev cni0 proto kernel scope link src 10.200.0.1',
+    '10.200.1.0/24 via 10.240.0.99 dev host0',
+    '10.200.7.0/24 via 10.240.0.27 dev host0',
+    '10.240.0.0/24 dev host0 proto kernel scope link src 10.240.0.20',
+  ].join('\n');
+
+  it('parses ip route output', () => {
+    expect(parseRoutes(table)[2]).toEqual({ dst: '10.200.1.0/24', via: '10.240.0.99' });
+    expect(parseRoutes(table)[1]).toEqual({ dst: '10.200.0.0/24' });
+  });
+
+  it('replaces wrong routes, deletes stale pod routes, and leaves kernel and other routes alone', () => {
+    const cmds = routeChanges(parseRoutes(table), podRoutes(inv, node0), inv.settings.clusterCidr).map((c) => (c as { cmd: { text: string } }).cmd.text);
+    expect(cmds).toEqual([
+      'ip route del 10.200.1.0/24 via 10.240.0.99',
+      'ip route del 10.200.7.0/24 via 10.240.0.27',
+      'ip route replace 10.200.1.0/24 via 10.240.0.21',
+    ]);
+  });
+
+  it('plans nothing when the table already matches', () => {
+    const ok = '10.200.0.0/24 via 10.240.0.20 dev host0\n10.200.1.0/24 via 10.240.0.21 dev host0\n';
+    expect(routeChanges(parseRoutes(ok), podRoutes(inv, server), inv.settings.clusterCidr)).toEqual([]);
+  });
+});
+
+describe('service changes', () => {
+  const factsWith = (states: Record<string, string>): Facts =>
+    ({
+      probe: async (cmds: Record<string, unknown>) =>
+        Object.fromEntries(Object.keys(cmds).map((k) => [k, { code: 0, stdout: states[k] ?? 'disabled inactive' } as ProbeResult])),
+    }) as unknown as Facts;
+  const put = (path: string): Change => ({ kind: 'put', path, content: Buffer.from('x'), mode: 0o644, reason: 'content differs' });
+  const texts = (cs: Change[]) => cs.map((c) => (c.kind === 'exec' ? c.cmd.text.split(' &&')[0] : c.path));
+
+  it('restarts only the service whose input changed, and reloads units first', async () => {
+    const inputs = [
+      { path: '/etc/systemd/system/kubelet.service', services: ['kubelet'] },
+      { path: '/var/lib/kube-proxy/kube-proxy-config.yaml', services: ['kube-proxy'] },
+    ];
+    const out = await serviceChanges(factsWith({ kubelet: 'enabled active', 'kube-proxy': 'enabled active' }), ['kubelet', 'kube-proxy'], inputs, [put('/etc/systemd/system/kubelet.service')]);
+    expect(texts(out)).toEqual(['systemctl daemon-reload', 'systemctl restart kubelet']);
+  });
+
+  it('plans nothing for an enabled, active service whose inputs did not change', async () => {
+    expect(await serviceChanges(factsWith({ etcd: 'enabled active' }), ['etcd'], [], [])).toEqual([]);
+  });
+
+  it('enables and starts a service that is not running', async () => {
+    expect(texts(await serviceChanges(factsWith({}), ['containerd'], [], []))).toEqual(['systemctl enable containerd', 'systemctl start containerd']);
+  });
+});
