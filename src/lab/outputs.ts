@@ -4,6 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
+import { InputError } from '../errors.ts';
 import { local } from './local.ts';
 import type { LabMachine, LabPlan } from './types.ts';
 
@@ -58,6 +59,17 @@ export function sshConfig(plan: LabPlan, dir: string): string {
     '  ConnectTimeout 5',
   ].join('\n'));
   return `# Lab "${plan.spec.name}" (hardway lab up). Use: ssh -F ${configPath(join(dir, LAB_FILES.sshConfig))} node-0\n\n${blocks.join('\n\n')}\n`;
+}
+
+/** Refuses a DIR whose machines.txt or ssh_config hardway lab did not write (e.g. a real cluster's project). */
+export function checkDirIsLabs(dir: string): void {
+  for (const name of [LAB_FILES.machines, LAB_FILES.sshConfig]) {
+    const file = join(dir, name);
+    if (existsSync(file) && !readFileSync(file, 'utf8').startsWith('# Lab "')) {
+      throw new InputError(`${file} exists and was not written by hardway lab; the lab would overwrite it`,
+        'choose another directory with --dir, or move that file away');
+    }
+  }
 }
 
 /** Makes the lab's key pair in DIR unless one is there; returns the public key. */

@@ -7,7 +7,7 @@ import { ensureNspawnRuntime, runningPid, startMachine } from './boot.ts';
 import { prepareMachine, machinePaths } from './machine.ts';
 import { machineDir, type LabPaths } from './names.ts';
 import { ensureBridge, checkSubnetFree, hostRoutes } from './network.ts';
-import { ensureLabKey, LAB_FILES, writeLabFiles } from './outputs.ts';
+import { checkDirIsLabs, ensureLabKey, LAB_FILES, writeLabFiles } from './outputs.ts';
 import { planLab } from './plan.ts';
 import { checkLabHost } from './preconditions.ts';
 import { runSteps, type ProgressOptions } from './progress.ts';
@@ -41,6 +41,7 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
     if (running && existing.rootfs) return { state: existing, alreadyRunning: true };
   }
   const state: LabState = existing ?? { version: 1, plan, createdAt: new Date().toISOString() };
+  checkDirIsLabs(state.plan.spec.dir);
   checkOtherLabs(paths, plan);
   checkSubnetFree((parseCidr(spec.subnet) as { ok: true; net: Network }).net, plan.bridge, await hostRoutes());
   writeState(paths, state); // before anything is created: `down` can always undo what follows

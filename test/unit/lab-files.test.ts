@@ -1,10 +1,13 @@
 // What `lab up` writes: the machine files (network, sshd, cloud-init seed) and the lab directory
 // (machines.txt, cluster.yaml, known_hosts, ssh_config), checked against hardway's own parsers.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseClusterSettings } from '../../src/cluster-settings.ts';
 import { parseInventory } from '../../src/inventory.ts';
 import { cloudConfig, host0Network, machineFiles, metaData, sshdConfig, userData } from '../../src/lab/machine-config.ts';
-import { clusterYaml, knownHosts, machinesTxt, sshConfig } from '../../src/lab/outputs.ts';
+import { checkDirIsLabs, clusterYaml, knownHosts, machinesTxt, sshConfig } from '../../src/lab/outputs.ts';
 import { planLab } from '../../src/lab/plan.ts';
 
 const plan = planLab({ name: 'dev', servers: 1, workers: 2, subnet: '10.240.0.0/24', dir: '/srv/my lab' });
@@ -73,5 +76,16 @@ describe('lab directory files', () => {
     expect(text).toContain('  UserKnownHostsFile "/srv/my lab/known_hosts"\n');
     expect(text.match(/StrictHostKeyChecking yes/g)).toHaveLength(3);
     expect(text).not.toMatch(/StrictHostKeyChecking (no|accept-new)/);
+  });
+});
+
+describe('lab directory ownership', () => {
+  it('refuses to overwrite a machines.txt the lab did not write, and accepts its own', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hw-labdir-'));
+    expect(() => checkDirIsLabs(dir)).not.toThrow();
+    writeFileSync(join(dir, 'machines.txt'), machinesTxt(plan));
+    expect(() => checkDirIsLabs(dir)).not.toThrow();
+    writeFileSync(join(dir, 'machines.txt'), '10.0.0.5 server.example.com server\n');
+    expect(() => checkDirIsLabs(dir)).toThrow(/machines\.txt exists and was not written by hardway lab/);
   });
 });
