@@ -37,7 +37,14 @@ export interface Connection {
 }
 
 /** A network-level failure worth another try (refused, unreachable, timed out, reset in handshake). */
-class RetryableFailure extends Error {}
+class RetryableFailure extends Error {
+  constructor(
+    readonly hop: Endpoint,
+    readonly reason: string,
+  ) {
+    super(`${hop.display}: ${reason}`);
+  }
+}
 
 /** Opens the route with retries for network failures; auth and host-key errors are thrown at once. */
 export async function connectWithRetry(route: Route, ctx: ConnectContext, retry: RetryPolicy): Promise<Connection> {
@@ -46,7 +53,7 @@ export async function connectWithRetry(route: Route, ctx: ConnectContext, retry:
       return await connectRoute(route, ctx);
     } catch (e) {
       if (!(e instanceof RetryableFailure)) throw e;
-      if (attempt >= retry.attempts) throw new ConnectError(ctx.machine, route.target.display, e.message, attempt);
+      if (attempt >= retry.attempts) throw new ConnectError(ctx.machine, e.hop.display, e.reason, attempt);
       const delay = Math.min(retry.baseDelayMs * 2 ** (attempt - 1), retry.maxDelayMs);
       ctx.log(`${ctx.machine}: ${e.message}; retrying in ${delay}ms (attempt ${attempt + 1}/${retry.attempts})`);
       await retry.sleep(delay);
@@ -79,7 +86,7 @@ async function connectRoute(route: Route, ctx: ConnectContext): Promise<Connecti
 function forward(jump: Client, via: Endpoint, to: Endpoint): Promise<Readable> {
   return new Promise((resolve, reject) => {
     jump.forwardOut('127.0.0.1', 0, to.host, to.port, (err, stream) => {
-      if (err) reject(new RetryableFailure(`${via.display} could not open a connection to ${to.host}:${to.port}: ${err.message}`));
+      if (err) reject(new RetryableFailure(via, `could not open a connection to ${to.host}:${to.port}: ${err.message}`));
       else resolve(stream);
     });
   });
@@ -115,13 +122,15 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
         return fail(new AuthError(ctx.machine, hop.display, offer.offered, offer.notes));
       }
       const code = typeof err.code === 'string' ? err.code : '';
-      if (err.level === 'client-timeout') return fail(new RetryableFailure(`${hop.display}: timed out waiting for the SSH handshake`));
-      if (RETRYABLE_CODES.has(code)) return fail(new RetryableFailure(`${hop.display}: ${REASONS[code] ?? err.message}`));
+      if (err.level === 'client-timeout') return fail(new RetryableFailure(hop, 'timed out waiting for the SSH handshake'));
+      if (RETRYABLE_CODES.has(code)) return fail(new RetryableFailure(hop, REASONS[code] ?? err.message));
+      // What sshd does under MaxStartups pressure, or a machine still booting: worth another try.
+      if (/Connection lost before handshake/.test(err.message)) return fail(new RetryableFailure(hop, 'connection closed before the SSH handshake'));
       fail(new ConnectError(ctx.machine, hop.display, err.message, 1));
     });
     client.once('close', () => {
       if (refusal) return fail(refusal);
-      fail(new RetryableFailure(`${hop.display}: connection closed during the SSH handshake`));
+      fail(new RetryableFailure(hop, 'connection closed during the SSH handshake'));
     });
     client.once('ready', () => {
       settled = true;

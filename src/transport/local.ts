@@ -3,8 +3,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { CommandError } from '../errors.ts';
 import { isCommand, type Command } from '../shell.ts';
 import { CommandTimeoutError } from './errors.ts';
@@ -76,7 +75,7 @@ export class LocalTransport implements Transport {
     const fh = await open(tmp, 'wx', 0o600);
     try {
       if ('data' in source) await fh.writeFile(source.data);
-      else await pipeline(createReadStream(source.file), fh.createWriteStream({ autoClose: false }));
+      else for await (const chunk of createReadStream(source.file, { highWaterMark: 1024 * 1024 })) await writeFully(fh, chunk as Buffer);
       await fh.sync();
       await fh.chown(uid, gid);
       await fh.chmod(opts.mode);
@@ -91,6 +90,10 @@ export class LocalTransport implements Transport {
 
   /** Nothing to close. */
   async close(): Promise<void> {}
+}
+
+async function writeFully(fh: FileHandle, chunk: Buffer): Promise<void> {
+  for (let off = 0; off < chunk.length; ) off += (await fh.write(chunk, off)).bytesWritten;
 }
 
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };

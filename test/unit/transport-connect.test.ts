@@ -1,0 +1,162 @@
+// Connecting: which failures are retried (network) and which never are (authentication), the
+// backoff between attempts, and the credentials offered (identity files, a real ssh-agent).
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server as NetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SshSettings } from '../../src/cluster-settings.ts';
+import { InputError } from '../../src/errors.ts';
+import { sh } from '../../src/shell.ts';
+import { AuthError, ConnectError, connectAll, openTransport, type TransportOptions } from '../../src/transport/index.ts';
+import { KEYS, knownHostsLine, startTestServer, testMachine, type TestServer } from '../fixtures/ssh/test-server.ts';
+
+let dir: string;
+let server: TestServer | undefined;
+let sleeps: number[];
+const cleanups: (() => void | Promise<void>)[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'hardway-connect-'));
+  sleeps = [];
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  await server?.close();
+  server = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const options = (extra: Partial<TransportOptions> = {}): TransportOptions => ({
+  dir, home: dir, env: {}, retry: { sleep: async (ms) => void sleeps.push(ms) }, ...extra,
+});
+const settings = (port: number, extra: Partial<SshSettings> = {}): SshSettings => ({
+  user: 'root', port, knownHosts: 'known_hosts', identityFile: join(KEYS, 'client_ed25519'), ...extra,
+});
+
+/** A port on 127.0.0.1 that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe('retries', () => {
+  it('retries a refused connection with doubling backoff, then names machine, address and attempts', async () => {
+    const port = await closedPort();
+    const log: string[] = [];
+    const err = await openTransport(testMachine(), settings(port), options({ log: (l) => log.push(l) })).catch((e) => e);
+    expect(err).toBeInstanceOf(ConnectError);
+    expect(err.message).toBe(`node-0: cannot connect to root@127.0.0.1:${port}: connection refused (gave up after 4 attempts)`);
+    expect(err.exitCode).toBe(1);
+    expect(sleeps).toEqual([500, 1000, 2000]);
+    expect(log).toHaveLength(3);
+    expect(log[0]).toContain('retrying in 500ms (attempt 2/4)');
+  });
+
+  it('retries a connection reset during the handshake, counting each attempt at the server', async () => {
+    let accepted = 0;
+    const rude: NetServer = createServer((sock) => {
+      accepted++;
+      sock.destroy();
+    });
+    await new Promise<void>((r) => rude.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => rude.close(() => r())));
+    const port = (rude.address() as AddressInfo).port;
+    const err = await openTransport(testMachine(), settings(port), options({ retry: { attempts: 3, baseDelayMs: 10, sleep: async (ms) => void sleeps.push(ms) } })).catch((e) => e);
+    expect(err).toBeInstanceOf(ConnectError);
+    expect(err.attempts).toBe(3);
+    expect(accepted).toBe(3);
+    expect(sleeps).toEqual([10, 20]);
+  });
+
+  it('caps the backoff at maxDelayMs', async () => {
+    const port = await closedPort();
+    await openTransport(testMachine(), settings(port), options({ retry: { attempts: 5, baseDelayMs: 1000, maxDelayMs: 3000, sleep: async (ms) => void sleeps.push(ms) } })).catch(() => undefined);
+    expect(sleeps).toEqual([1000, 2000, 3000, 3000]);
+  });
+
+  it('never retries an authentication failure', async () => {
+    server = await startTestServer({ sandbox: dir });
+    writeFileSync(join(dir, 'known_hosts'), knownHostsLine(server.port));
+    const err = await openTransport(testMachine(), settings(server.port, { identityFile: join(KEYS, 'stranger_ed25519') }), options()).catch((e) => e);
+    expect(err).toBeInstanceOf(AuthError);
+    expect(err.message).toMatch(/^node-0: authentication failed for root@127\.0\.0\.1:\d+ \(tried: .*stranger_ed25519\)/);
+    expect(server.stats.connections).toBe(1);
+    expect(sleeps).toEqual([]);
+  });
+});
+
+describe('credentials', () => {
+  it('offers -i keys before cluster.yaml identityFile, and explains a passphrase-protected key', async () => {
+    server = await startTestServer({ sandbox: dir });
+    writeFileSync(join(dir, 'known_hosts'), knownHostsLine(server.port));
+    const t = await openTransport(testMachine(), settings(server.port, { identityFile: join(KEYS, 'stranger_ed25519') }),
+      options({ identityFiles: [join(KEYS, 'client_ed25519')] }));
+    expect((await t.exec(sh`echo ok`)).stdout).toBe('ok\n');
+    await t.close();
+    expect(server.stats.authAttempts).toBeLessThanOrEqual(2);
+    const err = await openTransport(testMachine(), settings(server.port, { identityFile: join(KEYS, 'client_encrypted_ed25519') }), options()).catch((e) => e);
+    expect(err).toBeInstanceOf(AuthError);
+    expect(err.message).toContain('client_encrypted_ed25519 is passphrase-protected: add it to ssh-agent');
+  });
+
+  it('resolves cluster.yaml identityFile against the project directory; a missing one is an input error', async () => {
+    server = await startTestServer({ sandbox: dir });
+    writeFileSync(join(dir, 'known_hosts'), knownHostsLine(server.port));
+    mkdirSync(join(dir, 'keys'));
+    copyFileSync(join(KEYS, 'client_ed25519'), join(dir, 'keys/id'));
+    const t = await openTransport(testMachine(), settings(server.port, { identityFile: 'keys/id' }), options());
+    await t.close();
+    const err = await openTransport(testMachine(), settings(server.port, { identityFile: 'keys/missing' }), options()).catch((e) => e);
+    expect(err).toBeInstanceOf(InputError);
+    expect(err.message).toContain(join(dir, 'keys/missing'));
+  });
+
+  it('authenticates through a real ssh-agent (SSH_AUTH_SOCK) holding the key', async () => {
+    server = await startTestServer({ sandbox: dir });
+    writeFileSync(join(dir, 'known_hosts'), knownHostsLine(server.port));
+    const sock = join(dir, 'agent.sock');
+    const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
+    cleanups.push(() => void agent.kill());
+    for (let i = 0; i < 50 && !execOk('test', ['-S', sock]); i++) await new Promise((r) => setTimeout(r, 100));
+    const key = join(dir, 'agent_key');
+    copyFileSync(join(KEYS, 'client_ed25519'), key);
+    execFileSync('chmod', ['600', key]);
+    execFileSync('ssh-add', [key], { env: { SSH_AUTH_SOCK: sock }, stdio: 'ignore' });
+    const t = await openTransport(testMachine(), { user: 'root', port: server.port, knownHosts: 'known_hosts' }, options({ env: { SSH_AUTH_SOCK: sock } }));
+    expect((await t.exec(sh`echo via-agent`)).stdout).toBe('via-agent\n');
+    await t.close();
+  });
+});
+
+describe('connectAll', () => {
+  it('connects every machine, records a failing one without stopping the others, and closes all', async () => {
+    server = await startTestServer({ sandbox: dir });
+    writeFileSync(join(dir, 'known_hosts'), knownHostsLine(server.port));
+    const good = [testMachine('node-0'), testMachine('node-1')];
+    const pool = await connectAll(good, settings(server.port), options());
+    expect(pool.failures.size).toBe(0);
+    expect((await pool.get('node-1').exec(sh`echo one`)).stdout).toBe('one\n');
+    expect(server.stats.connections).toBe(2);
+    await pool.close();
+    await expect(pool.get('node-0').exec(sh`true`)).rejects.toThrow(/node-0: transport used after close/);
+
+    const port = await closedPort();
+    const mixed = await connectAll([testMachine('node-2')], settings(port), options({ retry: { attempts: 1 } }));
+    expect(mixed.failures.get('node-2')).toBeInstanceOf(ConnectError);
+    await mixed.close();
+  });
+});
+
+function execOk(cmd: string, args: string[]): boolean {
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
