@@ -91,7 +91,7 @@ async function runRemote(name: string, stepNames: readonly string[], ctx: CliCon
 }
 
 /** The real transports: SSH to machines (shared known_hosts), and the local transport for the jumpbox. */
-function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInventory>): Connectors {
+export function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInventory>): Connectors {
   return async (logger) => {
     const t = await import('../transport/index.ts');
     const opts = {

@@ -16,10 +16,12 @@ export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean)
   let running: Promise<unknown> | undefined;
   let pending = new Map<string, Pending>();
   let details: Array<{ result: HostResult; lines: string[] }> = [];
+  let order: string[] = [];
   return {
     stepStarted(step, hosts) {
       pending = new Map();
       details = [];
+      order = hosts;
       const tasks = hosts.map((host) => {
         let resolve!: (r: HostResult) => void;
         const done = new Promise<HostResult>((r) => (resolve = r));
@@ -29,7 +31,8 @@ export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean)
           task: async (_: unknown, task: ListrTaskWrapper<unknown, never, never>) => {
             const r = await done;
             task.title = `${host}: ${statusText(r, dryRun)}`;
-            if (r.status === 'failed') throw new Error(firstLine(r.error ?? 'failed'));
+            const why = firstLine(r.error ?? 'failed');
+            if (r.status === 'failed') throw new Error(why.startsWith(`${host}: `) ? why : `${host}: ${why}`);
             if (r.status === 'skipped') task.skip(`${host}: skipped`);
           },
         };
@@ -47,6 +50,8 @@ export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean)
     },
     async stepFinished() {
       await running;
+      // Details in inventory order, not in the order the machines happened to finish.
+      details.sort((a, b) => order.indexOf(a.result.machine) - order.indexOf(b.result.machine));
       for (const { result, lines } of details) {
         const log = logger.host(result.machine);
         for (const line of lines) log.info(`  ${line}`);
