@@ -1,8 +1,9 @@
 // Running one command on an open SSH connection: collects stdout/stderr and the exit status,
-// feeds stdin, and kills the channel when the command outlives its time limit.
+// feeds stdin, and kills the command and its channel when it outlives its time limit.
 import type { Client, ClientChannel } from 'ssh2';
 import type { Command } from '../shell.ts';
 import { CommandTimeoutError, ConnectionLostError } from './errors.ts';
+import { killTagged, sendKillSignal, taggedCommand } from './remote-kill.ts';
 import type { ExecResult } from './types.ts';
 
 /** The channel could not even be opened: the command never started, so it is safe to reconnect and retry. */
@@ -11,21 +12,6 @@ export class ChannelNotOpened extends Error {}
 /** Signal numbers for reporting a signal death as a shell would (128 + n). */
 const SIGNALS: Record<string, number> = { HUP: 1, INT: 2, QUIT: 3, ABRT: 6, KILL: 9, SEGV: 11, PIPE: 13, ALRM: 14, TERM: 15 };
 
-/**
- * Sends the `signal` channel request (sshd answers with killpg). ssh2's channel.signal() sends
- * nothing once stdin was closed with end(), which every exec does, so the request goes through the
- * protocol object directly (ssh2 is pinned to an exact version in package.json).
- */
-function sendKill(channel: ClientChannel): void {
-  const ch = channel as unknown as { outgoing?: { id: number; state: string }; _client?: { _protocol?: { signal?(id: number, name: string): void } } };
-  try {
-    const state = ch.outgoing?.state;
-    if (state === 'open' || state === 'eof') ch._client?._protocol?.signal?.(ch.outgoing!.id, 'KILL');
-  } catch {
-    /* the connection is going away: closing the channel is all that is left */
-  }
-}
-
 /** Runs cmd on the client; resolves with code/stdout/stderr, rejects on timeout or a lost connection. */
 export function execOnClient(
   client: Client,
@@ -33,6 +19,7 @@ export function execOnClient(
   cmd: Command,
   opts: { stdin?: string | Buffer; timeoutMs: number },
 ): Promise<ExecResult> {
+  const { tag, wire } = taggedCommand(cmd.text);
   return new Promise((resolve, reject) => {
     const onOpen = (err: Error | undefined, channel: ClientChannel) => {
       if (err) return reject(new ChannelNotOpened(err.message));
@@ -42,10 +29,10 @@ export function execOnClient(
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        // Ask sshd to kill the process group, then drop the channel so its slot is freed either way.
-        sendKill(channel);
+        sendKillSignal(channel);
         channel.close();
-        reject(new CommandTimeoutError(machine, cmd.text, opts.timeoutMs, Buffer.concat(errOut).toString('utf8')));
+        const stderr = Buffer.concat(errOut).toString('utf8');
+        void killTagged(client, tag).then(() => reject(new CommandTimeoutError(machine, cmd.text, opts.timeoutMs, stderr)));
       }, opts.timeoutMs);
       channel.on('data', (d: Buffer) => out.push(d));
       channel.stderr.on('data', (d: Buffer) => errOut.push(d));
@@ -63,7 +50,7 @@ export function execOnClient(
       channel.end(opts.stdin ?? undefined);
     };
     try {
-      client.exec(cmd.text, onOpen);
+      client.exec(wire, onOpen);
     } catch (e) {
       // ssh2 throws synchronously when the socket is already gone.
       reject(new ChannelNotOpened((e as Error).message));

@@ -98,18 +98,30 @@ export class SshTransport implements Transport {
     });
   }
 
-  /** Runs fn with a channel slot on a live connection; if the channel cannot open on a dead connection, reconnects once. */
+  /**
+   * Runs fn with a channel slot on a live connection. A channel that could not open means nothing
+   * ran, so it is safe to try again: once on a new connection if the old one is gone, and a few
+   * times with short pauses if sshd refused it (sshd frees a closed session only after handling all
+   * the packets it read together, so a channel opened right after another closed can count as the
+   * 11th session even under a cap of 8).
+   */
   private async withChannel<T>(what: string, fn: (client: Client) => Promise<T>): Promise<T> {
     return this.slots.run(async () => {
-      for (let attempt = 1; ; attempt++) {
+      let reconnected = false;
+      for (let refusals = 0; ; ) {
         const client = await this.client();
         try {
           return await fn(client);
         } catch (e) {
           if (!(e instanceof ChannelNotOpened)) throw e;
-          // Nothing ran yet: a dropped connection is reopened and the operation tried again, once.
-          if (attempt === 1 && (this.dead.has(client) || GONE.test(e.message))) {
+          const gone = this.dead.has(client) || GONE.test(e.message);
+          if (gone && !reconnected) {
+            reconnected = true;
             this.discard(client);
+            continue;
+          }
+          if (!gone && refusals < CHANNEL_RETRY_DELAYS_MS.length) {
+            await new Promise((r) => setTimeout(r, CHANNEL_RETRY_DELAYS_MS[refusals++]));
             continue;
           }
           throw new TransportError(this.machine, `could not open an SSH channel for ${what}: ${e.message}`);
@@ -150,6 +162,9 @@ export class SshTransport implements Transport {
     return (await this.conn).client;
   }
 }
+
+/** Pauses before asking again for a channel that sshd refused (about 3 s in all). */
+const CHANNEL_RETRY_DELAYS_MS = [50, 100, 200, 400, 800, 1600];
 
 /** ssh2's messages for a connection that is already gone when a channel is requested. */
 const GONE = /^(Not connected|No response from server)$/;

@@ -1,6 +1,6 @@
 // exec over SSH against an in-process ssh2.Server: results, stdin, timeouts, the channel cap,
 // connection reuse and reconnecting after a drop.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -53,17 +53,22 @@ describe('exec', () => {
     expect(server.stats.commands).toEqual([]);
   });
 
-  it('kills a command that outlives its timeout, with an error naming machine and command', async () => {
+  it('kills a command that outlives its timeout and everything it started, with an error naming machine and command', async () => {
     const t = await open();
-    const err = await t.exec(sh`echo started >&2; sleep 30`, { timeoutMs: 500 }).catch((e) => e);
+    const marker = join(dir, 'child-survived');
+    const cmd = sh`echo started >&2; (sleep 1; touch ${marker}) & sleep 30`;
+    const err = await t.exec(cmd, { timeoutMs: 500 }).catch((e) => e);
     expect(err).toBeInstanceOf(CommandTimeoutError);
-    expect(err.message).toMatch(/^node-0: command timed out after 500ms and was killed: echo started >&2; sleep 30/);
+    expect(err.message).toMatch(/^node-0: command timed out after 500ms and was killed: echo started >&2; \(sleep 1; touch /);
     expect(err.message).toContain('started');
     expect(err.exitCode).toBe(1);
     // The slot and the connection are still usable.
     expect((await t.exec(sh`echo again`)).stdout).toBe('again\n');
     expect(server.stats.signals).toEqual(['KILL']);
     expect(server.stats.connections).toBe(1);
+    // The background child was killed too (by its environment tag; the signal only reaches the shell).
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('reuses one connection for every command', async () => {
@@ -87,6 +92,15 @@ describe('exec', () => {
     expect(server.stats.maxSessionsOpen).toBe(2);
   });
 
+  it('retries a channel that sshd refused (MaxSessions): the command then runs exactly once', async () => {
+    const t = await open({ maxChannels: 12 });
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => t.exec(sh`sleep 0.3; echo ${`run-${i}`}`)));
+    expect(results.map((r) => r.stdout)).toEqual(Array.from({ length: 12 }, (_, i) => `run-${i}\n`));
+    expect(server.stats.refusedSessions).toBeGreaterThanOrEqual(2);
+    expect(server.stats.maxSessionsOpen).toBe(10);
+    for (let i = 0; i < 12; i++) expect(server.stats.commands.filter((c) => c.includes(`run-${i}'`))).toHaveLength(1);
+  });
+
   it('reconnects on next use when the connection dropped between commands', async () => {
     const lines: string[] = [];
     const t = await open({ log: (l) => lines.push(l) });
@@ -106,6 +120,6 @@ describe('exec', () => {
     const err = await pending;
     expect(err.name).toBe('ConnectionLostError');
     expect(err.message).toMatch(/^node-0: connection lost during command: sleep 5/);
-    expect(server.stats.commands.filter((c) => c === 'sleep 5')).toHaveLength(1);
+    expect(server.stats.commands.filter((c) => c.endsWith(" -c 'sleep 5'"))).toHaveLength(1);
   });
 });
