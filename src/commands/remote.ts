@@ -6,7 +6,7 @@ import { FailureError, InputError, isExpectedError } from '../errors.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
 import type { StepOptions } from '../engine/types.ts';
-import { STEPS, isRegistered, loadSteps } from '../steps/index.ts';
+import { STEPS, type StepEntry } from '../steps/index.ts';
 import { COMMAND_STEPS } from './step-lists.ts';
 import { COMMANDS } from './index.ts';
 
@@ -27,13 +27,16 @@ export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
 /** What a remote command needs from outside; tests pass fake connectors. */
 export interface RemoteDeps {
   connectors?: (ctx: CliContext, inv: ReturnType<typeof loadInventory>) => Connectors;
+  /** The step registry (default: src/steps/index.ts). */
+  steps?: Record<string, StepEntry>;
 }
 
 /** The CLI command `hardway <name>` that runs the steps listed for it in step-lists.ts. */
 export function remoteCommand(name: string, deps: RemoteDeps = {}): CliCommand {
   const stepNames = COMMAND_STEPS[name];
   if (!stepNames) throw new Error(`no step list for command "${name}"`);
-  const stepOptions = Object.assign({}, ...stepNames.map((s) => STEPS[s]?.options ?? {})) as Record<string, OptionSpec>;
+  const registry = deps.steps ?? STEPS;
+  const stepOptions = Object.assign({}, ...stepNames.map((s) => registry[s]?.options ?? {})) as Record<string, OptionSpec>;
   return {
     name,
     summary: COMMANDS.find((c) => c.name === name)?.summary ?? `Run the steps ${stepNames.join(', ')} in order`,
@@ -46,7 +49,7 @@ export function remoteCommand(name: string, deps: RemoteDeps = {}): CliCommand {
     options: { ...REMOTE_OPTIONS, ...stepOptions },
     async run(ctx) {
       try {
-        return await runRemote(name, stepNames, ctx, deps);
+        return await runRemote(name, stepNames, ctx, { ...deps, steps: registry });
       } catch (e) {
         // Scripts reading --json get one JSON object on stdout even when the run could not start.
         if (ctx.values.json === true && isExpectedError(e)) {
@@ -68,6 +71,8 @@ async function runRemote(name: string, stepNames: readonly string[], ctx: CliCon
     }
   }
   const chosen = only.length ? stepNames.filter((s) => only.includes(s)) : [...stepNames];
+  const registry = deps.steps ?? STEPS;
+  const isRegistered = (s: string) => Object.hasOwn(registry, s);
   const missing = chosen.filter((s) => !isRegistered(s));
   if (missing.length) {
     throw new FailureError(
@@ -84,7 +89,7 @@ async function runRemote(name: string, stepNames: readonly string[], ctx: CliCon
     concurrency,
     values: v,
   };
-  const steps = await loadSteps(chosen);
+  const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
   const connectors = (deps.connectors ?? sshConnectors)(ctx, inventory);
   const { code } = await runSession({ command: name, steps, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors });
   return code;

@@ -4,7 +4,7 @@ import { Listr, ProcessOutput, type ListrTaskWrapper } from 'listr2';
 import type { Writable } from 'node:stream';
 import type { HostResult } from '../engine/types.ts';
 import type { Logger } from './logger.ts';
-import { indent, statusText, type Reporter, type StepInfo } from './reporter.ts';
+import { indent, statusText, withoutHost, type Reporter, type StepInfo } from './reporter.ts';
 
 interface Pending {
   resolve(r: HostResult): void;
@@ -55,7 +55,7 @@ export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean)
       for (const { result, lines } of details) {
         const log = logger.host(result.machine);
         for (const line of lines) log.info(`  ${line}`);
-        if (result.status === 'failed' && result.error) log.error(indent(result.error));
+        if (result.status === 'failed' && result.error) log.error(indent(withoutHost(result.error, result.machine)));
       }
     },
   };

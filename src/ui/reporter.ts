@@ -43,7 +43,7 @@ export function plainReporter(logger: Logger, dryRun: boolean): Reporter {
       if (result.status === 'failed') log.error(text);
       else log.info(result.status === 'changed' ? c.yellow(text) : result.status === 'unchanged' ? c.green(text) : text);
       for (const line of details) log.info(`  ${line}`);
-      if (result.status === 'failed' && result.error) log.error(indent(result.error));
+      if (result.status === 'failed' && result.error) log.error(indent(withoutHost(result.error, result.machine)));
     },
     async stepFinished() {},
   };
@@ -55,4 +55,9 @@ export function indent(text: string, by = '  '): string {
     .split('\n')
     .map((l) => by + l)
     .join('\n');
+}
+
+/** An error without its leading `machine: ` when the line that shows it already names the machine. */
+export function withoutHost(error: string, machine: string): string {
+  return error.startsWith(`${machine}: `) ? error.slice(machine.length + 2) : error;
 }

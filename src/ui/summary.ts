@@ -1,7 +1,7 @@
 // The end of a run: a summary per step and machine for people, or one JSON object for scripts.
 import type { HostResult, RunResult } from '../engine/types.ts';
 import type { Palette } from './terminal.ts';
-import { plural } from './reporter.ts';
+import { plural, withoutHost } from './reporter.ts';
 
 /** Totals and `ok` from the results of every step on every host. */
 export function summarize(results: HostResult[]): RunResult {
@@ -31,7 +31,7 @@ export function summaryLines(run: RunResult, colors: Palette, dryRun: boolean): 
   const lines = [dryRun ? 'Summary (dry run: nothing was changed):' : 'Summary:'];
   for (const r of run.results) {
     const count = r.changes ? ` ${plural(r.changes, dryRun ? 'planned change' : 'change')}` : '';
-    const why = r.status === 'failed' || r.status === 'skipped' ? `  ${firstLine(r.error ?? '')}` : '';
+    const why = r.status === 'failed' || r.status === 'skipped' ? `  ${firstLine(withoutHost(r.error ?? '', r.machine))}` : '';
     lines.push(`  ${r.step.padEnd(stepW)}  ${r.machine.padEnd(hostW)}  ${paint[r.status](r.status.padEnd(9))}${count}${why}`);
   }
   const n = (s: HostResult['status']) => run.results.filter((r) => r.status === s).length;

@@ -201,12 +201,20 @@ describe('engine faults on the lab', () => {
     const big = randomFile('cut.bin', 256);
     const run = startDriver(l, 'node-0', big.path);
     await until('the temp file beside the target', 60_000, async () => (await l.run('node-0', 'ls -a /var/tmp')).includes('.hardway-big.bin.hardway-tmp-'));
+    const cutAt = Date.now();
     execFileSync('ip', ['link', 'set', veth, 'down']);
     await new Promise((r) => setTimeout(r, 5_000));
     execFileSync('ip', ['link', 'set', veth, 'up']);
     const cut = await within(180_000, run);
-    if (cut.code !== 0) expect(cut.stdout + cut.stderr).toMatch(/node-0/);
-    else expect(await sha(l, 'node-0', BIG)).toBe(big.sha);
+    if (cut.code !== 0) {
+      expect(cut.stdout + cut.stderr).toMatch(/node-0/);
+    } else {
+      expect(await sha(l, 'node-0', BIG)).toBe(big.sha);
+      // The upload really spanned the cut: it finished after the link went down.
+      const log = readdirSync(join(l.dir, 'logs')).filter((f) => f.includes('test-large-put')).sort().at(-1)!;
+      const done = readFileSync(join(l.dir, 'logs', log), 'utf8').split('\n').find((x) => x.includes(`uploaded ${BIG}`))!;
+      expect(Date.parse(done.split(' ')[0]!)).toBeGreaterThan(cutAt);
+    }
 
     const rerun = await within(180_000, startDriver(l, 'node-0', big.path));
     expect(rerun.code, rerun.stderr).toBe(0);

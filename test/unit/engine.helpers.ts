@@ -17,6 +17,7 @@ import { Redactor } from '../../src/ui/redact.ts';
 import { plainReporter } from '../../src/ui/reporter.ts';
 import { palette } from '../../src/ui/terminal.ts';
 import { remoteCommand } from '../../src/commands/remote.ts';
+import type { StepEntry } from '../../src/steps/index.ts';
 import { FakeTransport, type FakeMachineSetup } from '../fixtures/fake-transport.ts';
 
 /** The KTHW example cluster. */
@@ -73,12 +74,13 @@ export function projectDir(text = MACHINES): string {
 }
 
 /** Runs `hardway <command> ...argv` in `dir` with fake machines, the way src/cli.ts would. */
-export async function runCommand(command: string, argv: string[], dir: string, fakes: Map<string, FakeTransport>, jumpbox?: FakeTransport) {
+export async function runCommand(command: string, argv: string[], dir: string, fakes: Map<string, FakeTransport>, jumpbox?: FakeTransport, steps?: Record<string, StepEntry>) {
   const stdout = capture();
   const stderr = capture();
   let code: number;
   try {
     const cmd = remoteCommand(command, {
+      steps,
       connectors: () => async () => ({
         connect: async (m) => {
           const t = fakes.get(m.hostname)!;

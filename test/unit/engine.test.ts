@@ -68,7 +68,7 @@ describe('engine: plan, apply, plan again', () => {
     expect(failed.error).toContain('node-1: command failed (exit 5): systemctl restart demo');
     expect(failed.error).toContain('Job for demo.service failed.');
     expect(result.results.filter((r) => r.status === 'changed').map((r) => r.machine)).toEqual(['server', 'node-0']);
-    expect(output).toMatch(/^node-1:   node-1: command failed \(exit 5\): systemctl restart demo$/m);
+    expect(output).toMatch(/^node-1:   command failed \(exit 5\): systemctl restart demo$/m);
     expect(output).toMatch(/^node-1:     Job for demo.service failed.$/m);
   });
 
