@@ -1,11 +1,15 @@
 // Opening one SSH connection to a machine, through its jump hosts if any: host keys checked
 // against known_hosts on every hop, auth offered, failures classified so that only network
 // failures are retried (never authentication or host-key refusals).
-import { Client, type ServerHostKeyAlgorithm } from 'ssh2';
+// ssh2 is CommonJS: Node's ESM loader sees only its default export (named imports work under vitest only).
+import ssh2, { type Client as SshClient, type ServerHostKeyAlgorithm } from 'ssh2';
+
+const { Client } = ssh2;
+type Client = SshClient;
 import type { Readable } from 'node:stream';
 import { authOffer } from './auth.ts';
 import type { Endpoint, Route } from './endpoint.ts';
-import { AuthError, ConnectError, HostKeyError } from './errors.ts';
+import { AuthError, ConnectError, HostKeyError, TransportError } from './errors.ts';
 import { fingerprint, keyTypeOf, type KnownHosts } from './known-hosts.ts';
 
 /** What opening a connection needs besides the route. */
@@ -106,7 +110,8 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
   const offer = authOffer(hop, ctx.agentSocket);
   if (offer.methods.length === 0) return Promise.reject(new AuthError(ctx.machine, hop.display, [], offer.notes));
   const serverHostKey = hostKeyAlgorithms(ctx.knownHosts.keyTypesFor(hop.hostKeyNames));
-  let refusal: HostKeyError | undefined;
+  /** Why the host verifier said no: reported instead of ssh2's generic "Host denied". */
+  let refusal: Error | undefined;
   const client = new Client();
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -136,7 +141,7 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
       settled = true;
       resolve(client);
     });
-    client.connect({
+    const connect = () => client.connect({
       host: hop.host,
       port: hop.port,
       username: hop.user,
@@ -151,7 +156,12 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
         const verdict = ctx.knownHosts.verify(hop.hostKeyNames, key);
         if (verdict.status === 'match') return true;
         if (verdict.status === 'unknown' && ctx.acceptNewHostKeys) {
-          ctx.knownHosts.pin(hop.hostKeyNames, key);
+          try {
+            ctx.knownHosts.pin(hop.hostKeyNames, key);
+          } catch (e) {
+            refusal = new TransportError(ctx.machine, `cannot pin the host key of ${hop.display} in ${ctx.knownHosts.file}: ${(e as Error).message}`);
+            return false;
+          }
           ctx.log(`${ctx.machine}: pinned new host key ${fingerprint(key)} (${keyTypeOf(key)}) of ${hop.display} in ${ctx.knownHosts.file}`);
           return true;
         }
@@ -160,6 +170,12 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
         return false;
       },
     });
+    try {
+      connect();
+    } catch (e) {
+      // ssh2 validates its options synchronously (e.g. a user name it cannot send).
+      fail(new ConnectError(ctx.machine, hop.display, (e as Error).message, 1));
+    }
   });
 }
 

@@ -10,7 +10,7 @@ import { Semaphore } from './semaphore.ts';
 import type { ExecOptions, ExecResult, Transport, UploadOptions, UploadSource } from './types.ts';
 import { uploadAtomic } from './upload.ts';
 
-/** Everything an SshTransport needs, resolved by the pool (see options.ts for the defaults). */
+/** Everything an SshTransport needs, resolved by createTransport in pool.ts (which holds the defaults). */
 export interface SshTransportConfig {
   route: Route;
   connect: ConnectContext;
@@ -66,7 +66,7 @@ export class SshTransport implements Transport {
     this.conn = undefined;
     if (!conn) return;
     const c = await conn.catch(() => undefined);
-    if (!c) return;
+    if (!c || this.dead.has(c.client)) return;
     await new Promise<void>((resolve) => {
       c.client.once('close', () => resolve());
       c.client.end();
