@@ -1,8 +1,12 @@
 // Which credentials to offer a hop: the identity files first (explicit intent), then ssh-agent.
 // Keys are read here and held only in memory for the connection; they are never logged.
 import { existsSync, readFileSync } from 'node:fs';
-import { utils, type AnyAuthMethod } from 'ssh2';
+import ssh2, { type AnyAuthMethod } from 'ssh2';
 import type { Endpoint } from './endpoint.ts';
+
+// ssh2 is CommonJS: Node's own ESM loader (bin/hardway.mjs) does not see `utils` as a named export
+// (vitest does), so it comes from the default export.
+const { utils } = ssh2;
 
 /** The methods to try, in order, with words for an error message (paths, never key material). */
 export interface AuthOffer {
