@@ -11,7 +11,8 @@ export async function applyChange(transport: Transport, change: Change): Promise
     await transport.upload(change.path, source, { mode: change.mode, owner: change.owner ?? DEFAULT_OWNER });
     return;
   }
-  const r = await transport.exec(change.cmd, change.stdin === undefined ? undefined : { stdin: change.stdin });
+  const opts = { ...(change.stdin !== undefined ? { stdin: change.stdin } : {}), ...(change.timeoutMs !== undefined ? { timeoutMs: change.timeoutMs } : {}) };
+  const r = await transport.exec(change.cmd, Object.keys(opts).length ? opts : undefined);
   if (r.code !== 0) throw new CommandError(transport.machine, change.cmd.text, r.code, r.stderr, r.stdout);
 }
 

@@ -36,6 +36,8 @@ export interface ExecChange {
   /** Data for the command's stdin; never logged when `secret`. */
   stdin?: string | Buffer;
   secret?: boolean;
+  /** Milliseconds before the command is abandoned (default: the transport's, 10 min). */
+  timeoutMs?: number;
   reason: string;
 }
 

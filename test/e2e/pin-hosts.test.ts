@@ -1,6 +1,7 @@
 // pin-hosts end to end on real lab machines (systemd-nspawn, sshd, cloud-init managing /etc/hosts):
 // converge, rerun with 0 changes, survive a real reboot, dry-run after a hand edit, --node.
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOSTS_MARKERS } from '../../src/layout.ts';
@@ -114,5 +115,24 @@ describe('hardway pin-hosts on the lab', () => {
     // And the whole cluster converges again.
     expect((await pinHosts(l)).changed).toBe(1);
     expect((await pinHosts(l)).changed).toBe(0);
+  });
+
+  it('--local also pins the names in the jumpbox\'s own /etc/hosts (this host; restored afterwards)', async () => {
+    const l = lab();
+    const saved = readFileSync('/etc/hosts');
+    const mode = statSync('/etc/hosts').mode & 0o7777;
+    try {
+      const r = await pinHosts(l, '--local', '--node', 'server');
+      expect(r.results.map((x) => `${x.machine}:${x.status}`)).toEqual(['server:unchanged', 'jumpbox:changed']);
+      const hosts = readFileSync('/etc/hosts', 'utf8');
+      expect(hosts.startsWith(block(l))).toBe(true);
+      expect(hosts).toContain(saved.toString('utf8').trim());
+      expect(statSync('/etc/hosts').mode & 0o7777).toBe(mode);
+      expect(execFileSync('getent', ['hosts', 'node-1.kubernetes.local'], { encoding: 'utf8' })).toMatch(/^10\.240\.30\.21\s/);
+      expect((await pinHosts(l, '--local', '--node', 'server')).changed).toBe(0);
+    } finally {
+      writeFileSync('/etc/hosts', saved);
+      chmodSync('/etc/hosts', mode);
+    }
   });
 });
