@@ -3,8 +3,7 @@
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
-import { profileOf } from './ensure.ts';
-import { caIdentities, identitiesFor, type CaName } from './identities.ts';
+import { caIdentities, identitiesFor, profileOf, type CaName } from './identities.ts';
 import { inspect } from './inspect.ts';
 import { octal, readOptional, SECRET_MODE, tooOpen } from './pki-files.ts';
 

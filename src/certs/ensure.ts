@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
-import { caIdentities, identitiesFor, type CaIdentity, type CaName, type Identity } from './identities.ts';
+import { caIdentities, identitiesFor, profileOf, type CaIdentity, type CaName, type Identity } from './identities.ts';
 import { inspect } from './inspect.ts';
-import { issueCertificate, type CertificateProfile } from './issue.ts';
+import { issueCertificate } from './issue.ts';
 import { generateKey, keyFromPem, type KeyPair } from './keys.ts';
 import { ensurePkiDir, narrowMode, readOptional, writeAtomic, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
 
@@ -23,13 +23,6 @@ interface ExistingCa {
   pem: string;
   cert: X509Certificate;
   key: KeyPair;
-}
-
-/** The profile of a leaf or CA certificate: what goes into it. */
-export function profileOf(id: Identity | CaIdentity): CertificateProfile {
-  return 'issuer' in id
-    ? { subject: id.subject, sans: id.sans, usages: id.usages, ca: false }
-    : { subject: id.subject, sans: [], usages: [], ca: true };
 }
 
 /** Brings pki/ in line with the inventory. `now` is the clock; the CA is never replaced. */

@@ -6,6 +6,7 @@ import { FailureError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import type { DistinguishedName, Usage } from './asn1.ts';
+import type { CertificateProfile } from './issue.ts';
 
 /** The two certificate authorities: the cluster CA, and etcd's own CA (so a node cert can never reach etcd). */
 export type CaName = 'ca' | 'etcd-ca';
@@ -73,6 +74,13 @@ export function identitiesFor(inv: Inventory): Identity[] {
 
 function unique(list: string[]): string[] {
   return [...new Set(list)];
+}
+
+/** What goes into the certificate of a leaf or a CA. */
+export function profileOf(id: Identity | CaIdentity): CertificateProfile {
+  return 'issuer' in id
+    ? { subject: id.subject, sans: id.sans, usages: id.usages, ca: false }
+    : { subject: id.subject, sans: [], usages: [], ca: true };
 }
 
 /** A subject as people read it: `CN=admin, O=system:masters`. */

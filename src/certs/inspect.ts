@@ -71,9 +71,9 @@ export function inspect(input: InspectInput): Inspection {
   const usageDelta = delta(usages, profile.usages);
   if (usageDelta) add('usages', `extended key usage changed: ${usageDelta}`);
   if (cert.ca !== profile.ca) add('ca-flag', profile.ca ? 'not a CA certificate' : 'is a CA certificate, expected a leaf');
-  if (!signedBy(cert, input.issuer)) {
-    add('issuer', input.issuer === 'self' ? 'not self-signed by its own key' : 'signed by a different CA');
-  }
+  const chain = chainOf(cert, input.issuer);
+  if (chain === 'other-ca') add('issuer', input.issuer === 'self' ? 'not self-signed' : 'signed by a different CA');
+  if (chain === 'bad-signature') add('issuer', `signature does not verify with ${input.issuer === 'self' ? 'its own key' : "its CA's key"} (altered?)`);
   const algorithm = algorithmOf(cert.publicKey);
   if (input.keyAlgorithm && algorithm !== input.keyAlgorithm) add('algorithm', `key algorithm changed: ${algorithm} -> ${input.keyAlgorithm}`);
   if (key && !cert.checkPrivateKey(key)) add('key-mismatch', 'key does not match certificate');
@@ -82,13 +82,15 @@ export function inspect(input: InspectInput): Inspection {
   return { differences, certificate: cert, ...(key ? { key } : {}), notAfter, daysLeft };
 }
 
-function signedBy(cert: X509Certificate, issuer: X509Certificate | 'self' | undefined): boolean {
-  if (issuer === undefined) return false;
+/** Whether `cert` names `issuer` (issuer name and key id) and carries a valid signature of its key. */
+function chainOf(cert: X509Certificate, issuer: X509Certificate | 'self' | undefined): 'ok' | 'other-ca' | 'bad-signature' {
+  if (issuer === undefined) return 'other-ca';
   const ca = issuer === 'self' ? cert : issuer;
   try {
-    return cert.checkIssued(ca) && cert.verify(ca.publicKey);
+    if (!cert.checkIssued(ca)) return 'other-ca';
+    return cert.verify(ca.publicKey) ? 'ok' : 'bad-signature';
   } catch {
-    return false;
+    return 'bad-signature';
   }
 }
 

@@ -1,5 +1,5 @@
 // `hardway certs check`: passes on a fresh set, fails with a named problem for each kind of damage.
-import { chmodSync, copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkCertificates, type CheckReport } from '../../src/certs/check.ts';
@@ -58,7 +58,22 @@ describe('hardway certs check', () => {
     expect(problemsOf(report, 'kube-proxy')).toEqual([]);
   });
 
-  it('a certificate whose bytes were altered no longer chains to its CA', async () => {
+  it('a certificate whose signed bytes were altered fails: its signature no longer verifies', async () => {
+    const p = await freshProject();
+    const file = join(p.dir, 'pki/kube-api-server.crt');
+    const der = Buffer.from(readFileSync(file, 'utf8').replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    const at = der.indexOf(Buffer.from('kubernetes.default'));
+    der[at] = 'K'.charCodeAt(0); // one SAN letter changed: a forged name
+    writeFileSync(file, `-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----\n`);
+    const { code, report } = await checkJson(p);
+    expect(code).toBe(1);
+    expect(problemsOf(report, 'kube-api-server')).toEqual(expect.arrayContaining([
+      "signature does not verify with its CA's key (altered?)",
+      'SANs changed: +DNS:kubernetes.default -DNS:Kubernetes.default',
+    ]));
+  });
+
+  it('a certificate from another CA (same CN=CA) fails as signed by a different CA', async () => {
     const p = await freshProject();
     const other = await freshProject();
     copyFileSync(join(other.dir, 'pki/node-0.crt'), join(p.dir, 'pki/node-0.crt'));
