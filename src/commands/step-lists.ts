@@ -1,13 +1,16 @@
 // Each remote command is an ordered list of step names (registered in src/steps/index.ts).
 
+/** The worker's steps, one per component, so each reruns alone (`--only kubelet`). */
+const WORKER_STEPS = ['worker-os', 'containerd', 'cni', 'kubelet', 'kube-proxy'] as const;
+
 /** The steps each remote command runs, in order. */
 export const COMMAND_STEPS: Record<string, readonly string[]> = {
   'pin-hosts': ['pin-hosts'],
   distribute: ['distribute'],
   'bootstrap-etcd': ['bootstrap-etcd'],
-  'bootstrap-control-plane': ['bootstrap-control-plane'],
-  'bootstrap-workers': ['bootstrap-workers'],
+  'bootstrap-control-plane': ['bootstrap-control-plane', 'kubelet-rbac'],
+  'bootstrap-workers': WORKER_STEPS,
   routes: ['routes'],
   verify: ['verify'],
-  up: ['pin-hosts', 'distribute', 'bootstrap-etcd', 'bootstrap-control-plane', 'bootstrap-workers', 'routes', 'verify'],
+  up: ['pin-hosts', 'distribute', 'bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', ...WORKER_STEPS, 'routes', 'verify'],
 };

@@ -17,6 +17,22 @@ export const STEPS: Record<string, StepEntry> = {
     },
     load: async () => (await import('./pin-hosts.ts')).pinHostsStep,
   },
+  distribute: { load: async () => (await import('./distribute.ts')).distributeStep },
+  'bootstrap-etcd': { load: async () => (await import('./bootstrap-etcd.ts')).bootstrapEtcdStep },
+  'bootstrap-control-plane': { load: async () => (await import('./bootstrap-control-plane.ts')).bootstrapControlPlaneStep },
+  'kubelet-rbac': {
+    options: {
+      'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', description: 'kubelet-rbac: how long to wait for the API server to answer' },
+    },
+    load: async () => (await import('./kubelet-rbac.ts')).kubeletRbacStep,
+  },
+  'worker-os': { load: async () => (await import('./worker-os.ts')).workerOsStep },
+  containerd: { load: async () => (await import('./containerd.ts')).containerdStep },
+  cni: { load: async () => (await import('./cni.ts')).cniStep },
+  kubelet: { load: async () => (await import('./kubelet.ts')).kubeletStep },
+  'kube-proxy': { load: async () => (await import('./kube-proxy.ts')).kubeProxyStep },
+  routes: { load: async () => (await import('./routes.ts')).routesStep },
+  verify: { load: async () => (await import('./verify.ts')).verifyStep },
 };
 
 /** True if a step of this name is registered. */

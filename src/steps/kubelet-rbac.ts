@@ -41,11 +41,7 @@ const kubectl = (args: Command) => sh`kubectl --kubeconfig=${SERVER.adminKubecon
 
 /** Waits up to `timeoutS` for the local API server's /readyz; prints the last error on failure. */
 export function waitApi(timeoutS: number): Command {
-  return sh`i=0; while :; do
-  if out=$(${kubectl(sh`get --raw=/readyz`)} 2>&1); then exit 0; fi
-  i=$((i + 1)); [ $i -ge ${timeoutS} ] && break; sleep 1
-done
-echo "$out" >&2; exit 1`;
+  return sh`for i in $(seq ${timeoutS}); do out=$(${kubectl(sh`get --raw=/readyz`)} 2>&1) && exit 0; [ "$i" -lt ${timeoutS} ] && sleep 1; done; echo "$out" >&2; exit 1`;
 }
 
 /** The kubelet-rbac step (first control-plane machine only: the objects are cluster-wide). */

@@ -1,12 +1,13 @@
-// kubelet: the node agent (and crictl, its debugging client), its config with this worker's pod
-// CIDR, and its unit.
+// kubelet: the node agent, its config with this worker's pod CIDR, and its unit; crictl (the
+// CRI debugging client) goes along when downloads/ has it (Debian has no package for it).
 import { workerComponentStep } from './support/worker-component.ts';
 
 /** The kubelet step. */
 export const kubeletStep = workerComponentStep({
   name: 'kubelet',
   title: 'Install and run the kubelet',
-  binaries: ['kubelet', 'crictl'],
+  binaries: ['kubelet'],
+  optionalBinaries: ['crictl'],
   files: (f) => f.services.includes('kubelet'),
   service: 'kubelet',
 });

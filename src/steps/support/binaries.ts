@@ -25,6 +25,11 @@ export async function cniPluginFiles(projectDir: string, required: readonly stri
   return Promise.all(names.map((n) => installAs(projectDir, `cni-plugins/${n}`, `${destDir}/${n}`)));
 }
 
+/** True if downloads/ holds this binary (bare name like 'crictl'). */
+export function hasBinary(projectDir: string, name: string): boolean {
+  return existsSync(join(downloadsDir(projectDir), binaryRelPath(name)));
+}
+
 /** The version `hardway download` recorded for a binary (e.g. containerd '1.6.20~ds1-1'), if any. */
 export function downloadedVersion(projectDir: string, name: string): string | undefined {
   const rel = binaryRelPath(name);

@@ -9,10 +9,5 @@ export function etcdHealthCommand(): Command {
 
 /** Waits (up to `timeoutS`) until the local etcd member reports healthy over TLS; prints the last answer on failure. */
 export function waitEtcdHealthy(timeoutS: number): Command {
-  return sh`i=0; while [ $i -lt ${timeoutS} ]; do
-  if out=$(${etcdHealthCommand()} 2>&1); then echo "$out"; exit 0; fi
-  i=$((i + 1)); sleep 1
-done
-echo "etcd did not report healthy over TLS within ${timeoutS}s: $out" >&2
-exit 1`;
+  return sh`for i in $(seq ${timeoutS}); do out=$(${etcdHealthCommand()} 2>&1) && echo "$out" && exit 0; sleep 1; done; echo "etcd did not report healthy over TLS within ${timeoutS}s: $out" >&2; exit 1`;
 }

@@ -46,19 +46,16 @@ export function startAndWait(verb: 'start' | 'restart', service: string): Comman
 
 /** Waits until a service is active (and still active two seconds later); on failure prints its journal and exits 1. */
 export function waitActive(service: string, timeoutS = ACTIVE_TIMEOUT_S): Command {
-  return sh`s=${service}; i=0; while [ $i -lt ${timeoutS} ]; do
-  if systemctl is-active --quiet "$s"; then sleep 2; systemctl is-active --quiet "$s" && exit 0; fi
-  i=$((i + 1)); sleep 1
-done
-echo "$s did not stay active within ${timeoutS}s; its last log lines:" >&2
-journalctl -u "$s" -n 15 --no-pager -o cat >&2
-exit 1`;
+  // One line, so plans and logs show it as one command.
+  return sh`for i in $(seq ${timeoutS}); do systemctl is-active --quiet ${service} && sleep 2 && systemctl is-active --quiet ${service} && exit 0; sleep 1; done; echo ${`${service} did not stay active within ${timeoutS}s; its last log lines:`} >&2; journalctl -u ${service} -n 15 --no-pager -o cat >&2; exit 1`;
 }
 
-/** `systemctl try-restart` for running services whose inputs changed (files installed by another step). */
+/** Restarts the running services whose inputs changed (files installed by another step). */
 export function tryRestart(inputs: ServiceInput[], planned: Change[]): Change[] {
   const changed = new Set(planned.flatMap((c) => (c.kind === 'put' ? [c.path] : [])));
   const services = [...new Set(inputs.filter((i) => changed.has(i.path)).flatMap((i) => i.services))];
   if (services.length === 0) return [];
-  return [{ kind: 'exec', cmd: sh`systemctl try-restart ${services}`, reason: `inputs changed for ${services.join(', ')} (restarted only if running)` }];
+  // Only running services restart: on a fresh machine the units of later steps do not exist yet.
+  const cmd = sh`for s in ${services}; do if systemctl is-active --quiet "$s"; then systemctl restart "$s" || exit 1; fi; done`;
+  return [{ kind: 'exec', cmd, reason: `inputs changed for ${services.join(', ')} (restarted if running)` }];
 }

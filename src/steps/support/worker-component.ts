@@ -6,7 +6,7 @@ import { fileChanges, type DesiredFile } from '../../engine/desired.ts';
 import type { Change, Step, StepContext } from '../../engine/types.ts';
 import type { RenderedFile } from '../../render/machine.ts';
 import { WORKER } from '../../layout.ts';
-import { binaryFiles, cniPluginFiles } from './binaries.ts';
+import { binaryFiles, cniPluginFiles, hasBinary } from './binaries.ts';
 import { renderedFor } from './rendered.ts';
 import { serviceChanges } from './services.ts';
 import { workerRenderOptions } from './worker-render.ts';
@@ -17,6 +17,8 @@ export interface WorkerComponent {
   title: string;
   /** Binaries from downloads/ into /usr/local/bin; each restarts `service` when it changes. */
   binaries: string[];
+  /** Binaries installed when downloads/ has them (tools, not needed to run the component). */
+  optionalBinaries?: string[];
   /** CNI plugins that must be present; every plugin in downloads/cni-plugins is installed. */
   cniPlugins?: readonly string[];
   /** Which rendered worker files belong to this component. */
@@ -33,7 +35,8 @@ export function workerComponentStep(c: WorkerComponent): Step {
     targets: (inv) => inv.workers,
     async plan(ctx: StepContext): Promise<Change[]> {
       const { inventory, machine, facts } = ctx;
-      const binaries: DesiredFile[] = await binaryFiles(inventory.dir, c.binaries, WORKER.bin);
+      const optional = (c.optionalBinaries ?? []).filter((b) => hasBinary(inventory.dir, b));
+      const binaries: DesiredFile[] = await binaryFiles(inventory.dir, [...c.binaries, ...optional], WORKER.bin);
       if (c.cniPlugins) binaries.push(...(await cniPluginFiles(inventory.dir, c.cniPlugins, WORKER.cniBin)));
       const rendered = renderedFor(inventory, machine, 'bootstrap-workers', await workerRenderOptions(inventory, facts), c.files);
       const changes = await fileChanges(facts, [...binaries, ...rendered.files]);
