@@ -7,7 +7,8 @@ import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
 import type { StepOptions } from '../engine/types.ts';
 import { STEPS, type StepEntry } from '../steps/index.ts';
-import { COMMAND_STEPS } from './step-lists.ts';
+import { COMMAND_STEPS, PREPARES_PKI } from './step-lists.ts';
+import { preparePki } from './prepare-pki.ts';
 import { COMMANDS } from './index.ts';
 
 /** Options every remote command takes. */
@@ -89,6 +90,7 @@ async function runRemote(name: string, stepNames: readonly string[], ctx: CliCon
     concurrency,
     values: v,
   };
+  if (PREPARES_PKI.has(name) && !options.dryRun) await preparePki(ctx, v.json === true ? ctx.stderr : ctx.stdout);
   const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
   const connectors = (deps.connectors ?? sshConnectors)(ctx, inventory);
   const { code } = await runSession({ command: name, steps, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors });

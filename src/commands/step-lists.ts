@@ -14,3 +14,6 @@ export const COMMAND_STEPS: Record<string, readonly string[]> = {
   verify: ['verify'],
   up: ['pin-hosts', 'distribute', 'bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', ...WORKER_STEPS, 'routes', 'verify'],
 };
+
+/** Commands that first make pki/ (certs, kubeconfigs, encryption config) on the jumpbox; not with --dry-run. */
+export const PREPARES_PKI: ReadonlySet<string> = new Set(['up']);

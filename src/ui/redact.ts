@@ -19,8 +19,10 @@ export class Redactor {
       // Key material and tokens are long runs without spaces; ordinary config lines are not redacted.
       const t = line.trim();
       if (t.length >= 16 && !/\s/.test(t)) this.secrets.add(t);
-      const value = /:\s*"?([A-Za-z0-9+/=_-]{16,})"?\s*$/.exec(t)?.[1];
-      if (value) this.secrets.add(value);
+      // Values of 32+ token characters (base64 key data); shorter ones are names like
+      // kube-controller-manager, which would otherwise vanish from every line that mentions them.
+      const value = /:\s*"?([A-Za-z0-9+/=_-]{32,})"?\s*$/.exec(t)?.[1];
+      if (value && !/^[a-z-]+$/.test(value)) this.secrets.add(value);
     }
   }
 

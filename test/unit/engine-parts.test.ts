@@ -59,6 +59,15 @@ describe('Redactor', () => {
   });
 });
 
+describe('Redactor and names in secret files', () => {
+  it('keeps component names that appear in a secret kubeconfig visible in other lines', () => {
+    const r = new Redactor();
+    r.add('users:\n- name: kube-controller-manager\n  user:\n    client-key-data: ' + 'QUJD'.repeat(20) + '\n');
+    expect(r.redact('systemctl restart kube-controller-manager')).toBe('systemctl restart kube-controller-manager');
+    expect(r.redact('key ' + 'QUJD'.repeat(20))).toBe('key [REDACTED]');
+  });
+});
+
 describe('mapLimit', () => {
   it('keeps input order whatever the completion order', async () => {
     expect(await mapLimit([30, 10, 20], 2, async (ms) => new Promise<number>((r) => setTimeout(() => r(ms), ms)))).toEqual([30, 10, 20]);
