@@ -81,18 +81,22 @@ export class SshTransport implements Transport {
         client.sftp((err, s) => (err ? reject(new ChannelNotOpened(err.message)) : resolve(s))),
       );
       let done = false;
+      let onClientClose = () => {};
       const gone = new Promise<never>((_, reject) => {
         const lost = (why: string) => () => {
           if (!done) reject(new ConnectionLostError(this.machine, `upload of ${path}`, why));
         };
+        onClientClose = lost('the connection closed');
         sftp.once('close', lost('the SFTP session closed'));
-        client.once('close', lost('the connection closed'));
+        client.once('close', onClientClose);
       });
       gone.catch(() => undefined);
       try {
         return await fn(sftp, gone);
       } finally {
         done = true;
+        // The connection outlives this upload: leave no listener behind on it (one per upload would pile up).
+        client.removeListener('close', onClientClose);
         sftp.end();
       }
     });
