@@ -32,6 +32,18 @@ export class FailureError extends Error {
   }
 }
 
+/**
+ * A step could not start on a machine because something it needs is not there yet (binaries in
+ * downloads/, an API that answers). The machine was not changed, so with --keep-going the later
+ * steps still run on it.
+ */
+export class PreconditionError extends FailureError {
+  constructor(message: string, hint?: string) {
+    super(message, hint);
+    this.name = 'PreconditionError';
+  }
+}
+
 /** A command that failed on a machine (or locally, machine = 'local'): names machine, command and stderr. */
 export class CommandError extends Error {
   readonly exitCode = 1;

@@ -2,7 +2,7 @@
 // steps read what it installed. One table, so a step never re-types a path.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { FailureError } from '../errors.ts';
+import { FailureError, PreconditionError } from '../errors.ts';
 
 /** The four directories under downloads/, by the machines that get their contents. */
 export const DOWNLOAD_DIRS = ['client', 'controller', 'worker', 'cni-plugins'] as const;
@@ -112,7 +112,7 @@ export function requireBinaries(projectDir: string, names: readonly string[]): v
   const note = manifest?.source === 'debian'
     ? ' (the Debian source does not provide all of them; use --source release on a machine with internet access)'
     : '';
-  throw new FailureError(
+  throw new PreconditionError(
     `missing in ${where}: ${missing.map(binaryRelPath).join(', ')}`,
     `run "hardway download" first${note}`,
   );

@@ -1,6 +1,6 @@
 // One step on one host: plan (reads only); in dry-run describe and stop; otherwise apply the
 // changes in order, plan again (a non-empty second plan is an idempotency bug), then verify.
-import { FailureError, isExpectedError } from '../errors.ts';
+import { FailureError, isExpectedError, PreconditionError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import type { Redactor } from '../ui/redact.ts';
 import type { Logger } from '../ui/logger.ts';
@@ -30,6 +30,8 @@ export interface EngineDeps {
 export interface HostOutcome {
   result: HostResult;
   details: string[];
+  /** The step failed before changing anything (PreconditionError): later steps may still run here. */
+  untouched?: boolean;
 }
 
 /** Runs one step on one host and never throws: failures become a `failed` result with the reason. */
@@ -82,7 +84,7 @@ export async function runStepOnHost(step: Step, host: Host, inventory: Inventory
     const hint = isExpectedError(e) && 'hint' in e && e.hint ? `\n  hint: ${e.hint}` : '';
     const message = (isExpectedError(e) ? e.message : (e as Error)?.message ?? String(e)) + hint;
     runLog.write(`${step.name} failed: ${(e as Error)?.stack ?? message}`, host.name);
-    return result('failed', message);
+    return { ...result('failed', message), untouched: e instanceof PreconditionError && applied === 0 };
   }
 }
 

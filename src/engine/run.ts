@@ -30,9 +30,11 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     }
     const runnable = hosts.filter((h) => !failedHosts.has(h.name));
     deps.reporter.stepStarted(step, runnable.map((h) => h.name));
+    const untouched = new Set<string>();
     const outcomes = await mapLimit(runnable, req.options.concurrency, async (host) => {
       const outcome = await runStepOnHost(step, host, req.inventory, req.options, deps);
       deps.reporter.hostFinished(step, outcome.result, outcome.details);
+      if (outcome.untouched) untouched.add(host.name);
       return outcome.result;
     });
     await deps.reporter.stepFinished(step, outcomes);
@@ -41,7 +43,9 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
       const r = outcomes.find((o) => o.machine === h.name);
       results.push(r ?? skipped(step, h, `not run: failed in step ${failedHosts.get(h.name)}`));
     }
-    for (const r of outcomes) if (r.status === 'failed') failedHosts.set(r.machine, step.name);
+    // A step that could not start (missing binaries, no API yet) left the machine as it was: with
+    // --keep-going the later steps, which may not need what was missing, still run there.
+    for (const r of outcomes) if (r.status === 'failed' && !untouched.has(r.machine)) failedHosts.set(r.machine, step.name);
     if (outcomes.some((r) => r.status === 'failed') && !req.options.keepGoing) stoppedBy = step.name;
   }
   return summarize(results);

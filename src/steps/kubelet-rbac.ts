@@ -1,7 +1,7 @@
 // kubelet-rbac: once the API answers, the ClusterRole that lets the API server reach kubelets
 // (logs, exec, port-forward, metrics) and its binding to user `kubernetes`, the API server's
 // client identity. Applied with `kubectl apply` only when the objects differ, so reruns change nothing.
-import { FailureError } from '../errors.ts';
+import { FailureError, PreconditionError } from '../errors.ts';
 import { SERVER } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
@@ -55,7 +55,7 @@ export const kubeletRbacStep: Step = {
     const up = await ctx.transport.exec(waitApi(timeoutS));
     if (up.code !== 0) {
       if (ctx.options.dryRun) return [{ ...apply, reason: 'the API is not answering yet; applied once it does' }];
-      throw new FailureError(
+      throw new PreconditionError(
         `the API server at https://127.0.0.1:${ctx.inventory.settings.apiPort} did not answer within ${timeoutS}s: ${up.stderr.trim().split('\n').pop()}`,
         'check "journalctl -u kube-apiserver" on the control-plane machine; rerun when it answers',
       );

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { sh } from '../../src/shell.ts';
 import { fileChanges } from '../../src/engine/desired.ts';
-import { FailureError } from '../../src/errors.ts';
+import { FailureError, PreconditionError } from '../../src/errors.ts';
 import type { Step } from '../../src/engine/types.ts';
 import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
 
@@ -103,6 +103,25 @@ describe('engine: plan, apply, plan again', () => {
     ]);
     expect(keep.result.results[5]!.error).toBe('not run: failed in step demo-first');
     expect(keep.result.failed).toBe(1);
+  });
+
+  it('with --keep-going, a step that could not start (precondition) does not skip later steps on that machine', async () => {
+    const inv = inventoryOf();
+    const needsBinaries: Step = {
+      ...demoFile,
+      name: 'needs-binaries',
+      plan: async (ctx) => {
+        if (ctx.machine.hostname === 'node-1') throw new PreconditionError('missing in downloads/: worker/kubelet', 'run "hardway download" first');
+        return demoFile.plan(ctx);
+      },
+    };
+    const later: Step = { ...restart, name: 'later', plan: async () => [] };
+    const { result } = await runEngine([needsBinaries, later], inv, fakeCluster(inv), { keepGoing: true });
+    expect(result.results.map((r) => `${r.step}/${r.machine}/${r.status}`)).toEqual([
+      'needs-binaries/server/changed', 'needs-binaries/node-0/changed', 'needs-binaries/node-1/failed',
+      'later/server/unchanged', 'later/node-0/unchanged', 'later/node-1/unchanged',
+    ]);
+    expect(result.results[2]!.error).toBe('missing in downloads/: worker/kubelet\n  hint: run "hardway download" first');
   });
 
   it('a file whose content is right but whose mode and owner are wrong gets chmod/chown, not an upload', async () => {
