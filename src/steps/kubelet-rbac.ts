@@ -51,6 +51,12 @@ export const kubeletRbacStep: Step = {
   targets: (inv) => inv.controlPlanes.slice(0, 1),
   async plan(ctx: StepContext): Promise<Change[]> {
     const apply: Change = { kind: 'exec', cmd: kubectl(sh`apply -f -`), stdin: RBAC_MANIFEST, reason: `${RBAC_NAME} missing or different` };
+    const state = (await ctx.facts.probe({ a: sh`systemctl is-active kube-apiserver 2>/dev/null; command -v kubectl >/dev/null || echo no-kubectl` })).a.stdout.trim();
+    if (state !== 'active' && state !== 'activating') {
+      if (ctx.options.dryRun) return [{ ...apply, reason: 'the API server is not running yet; applied once it answers' }];
+      throw new PreconditionError(`the API server is not running on ${ctx.machine.hostname} (kube-apiserver: ${state.split('\n').join(', ') || 'not installed'})`,
+        'run "hardway bootstrap-control-plane" first');
+    }
     const timeoutS = ctx.options.dryRun ? 1 : Number(ctx.options.values['api-timeout'] ?? 120);
     const up = await ctx.transport.exec(waitApi(timeoutS));
     if (up.code !== 0) {
