@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(debootstrap systemd-container iproute2 openssh-client openssl etcd-client)
+mapfile -t packages < <(grep -Ev '^[[:space:]]*(#|$)' scripts/packages.txt)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
