@@ -1,0 +1,81 @@
+// A fresh lab made ready for `hardway up` the way the README's demo does it: lab up, binaries from
+// Debian packages, the Kubernetes server binaries replaced by the repository's TEST STAND-INS, and
+// pki/ made beforehand (so the timed `up` is the push, not RSA key generation).
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadInventory } from '../../src/inventory.ts';
+import { hardway, mustSucceed } from './run.ts';
+
+const STAND_INS = new URL('../../test/fixtures/stand-ins/', import.meta.url).pathname;
+/** The stand-ins and where `hardway download` would have put the real binaries. */
+const STAND_IN_PLACES: Record<string, string> = {
+  'kube-apiserver': 'controller',
+  'kube-controller-manager': 'controller',
+  'kube-scheduler': 'controller',
+  kubelet: 'worker',
+  'kube-proxy': 'worker',
+};
+
+/** A lab with its project directory. */
+export interface BenchLab {
+  name: string;
+  dir: string;
+  sshConfig: string;
+  /** Hostnames in inventory order. */
+  hosts: string[];
+  labUpSeconds: number;
+}
+
+/** `hardway lab down --name NAME`; a lab that is not there is fine. */
+export async function labDown(name: string): Promise<void> {
+  mustSucceed(await hardway(['lab', 'down', '--name', name]), `hardway lab down --name ${name}`);
+}
+
+/** A new temporary project directory for a lab. */
+export function labDir(name: string): string {
+  return mkdtempSync(join(tmpdir(), `hardway-${name}-`));
+}
+
+/** Takes down a leftover of the same name, then starts a fresh lab with its files in DIR. */
+export async function freshLab(name: string, subnet: string, workers: number, dir: string): Promise<BenchLab> {
+  await labDown(name);
+  const up = mustSucceed(await hardway(['lab', 'up', '--name', name, '--subnet', subnet, '--servers', '1',
+    '--workers', String(workers), '--dir', dir]), `hardway lab up --name ${name}`);
+  const hosts = loadInventory(join(dir, 'machines.txt')).machines.map((m) => m.hostname);
+  return { name, dir, sshConfig: join(dir, 'ssh_config'), hosts, labUpSeconds: up.seconds };
+}
+
+/** Fills downloads/ (Debian packages + stand-ins) and pki/; returns the seconds pki/ took. */
+export async function prepareProject(dir: string): Promise<{ downloadSeconds: number; pkiSeconds: number }> {
+  const dl = mustSucceed(await hardway(['download', '--source', 'debian'], dir), 'hardway download --source debian');
+  for (const [name, sub] of Object.entries(STAND_IN_PLACES)) {
+    // copyFileSync follows the fixture's symlink (cp -L): the machine gets the script itself.
+    const target = join(dir, 'downloads', sub, name);
+    copyFileSync(join(STAND_INS, name), target);
+    chmodSync(target, 0o755);
+    if (!readFileSync(target, 'utf8').includes('TEST STAND-IN')) throw new Error(`${target} is not the test stand-in`);
+  }
+  let pkiSeconds = 0;
+  for (const cmd of ['certs', 'kubeconfigs', 'encryption-config']) {
+    pkiSeconds += mustSucceed(await hardway([cmd], dir), `hardway ${cmd}`).seconds;
+  }
+  return { downloadSeconds: dl.seconds, pkiSeconds };
+}
+
+/** Log files under DIR/logs, oldest first (names start with the run's ISO time). */
+export function runLogs(dir: string): string[] {
+  try {
+    return readdirSync(join(dir, 'logs')).filter((f) => f.endsWith('.log')).sort().map((f) => join(dir, 'logs', f));
+  } catch {
+    return [];
+  }
+}
+
+/** The one log a run added to DIR/logs. */
+export function newLog(before: string[], dir: string): string {
+  const added = runLogs(dir).filter((f) => !before.includes(f));
+  if (added.length !== 1) throw new Error(`expected one new run log in ${dir}/logs, found ${added.length}`);
+  if (statSync(added[0]!).size === 0) throw new Error(`${added[0]} is empty`);
+  return added[0]!;
+}

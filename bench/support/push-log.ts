@@ -1,0 +1,68 @@
+// Reads a hardway run log (logs/<time>-up-<pid>.log) for what the run pushed: every completed
+// upload per machine (path, mode, size, local source file if any), the systemd units among them,
+// and how long each step took. The bench's manual baseline pushes exactly these files.
+import { statSync } from 'node:fs';
+
+/** One file hardway uploaded to a machine. */
+export interface PushedFile {
+  host: string;
+  /** Absolute path on the machine. */
+  path: string;
+  mode: number;
+  bytes: number;
+  /** The local file it was streamed from (binaries from downloads/); absent for rendered content. */
+  localFile?: string;
+}
+
+// `<iso> <host>: upload <path> mode 0644 owner root:root (805 bytes)` or `(... local file /x/y)`.
+const UPLOAD = /^\S+Z (\S+): upload (\/\S+) mode (0[0-7]+) owner \S+ \((?:(\d+) bytes|local file (.+))\)$/;
+const UPLOADED = /^\S+Z (\S+): uploaded (\/\S+) in \d+ ms$/;
+const STEP = /^(\S+Z) ==> ([a-z0-9-]+): /;
+const STAMP = /^(\d{4}-\d\d-\d\dT\S+Z) /;
+
+/** Every upload that completed, one entry per machine and path (the last upload of a path wins). */
+export function pushedFiles(logText: string): PushedFile[] {
+  const started = new Map<string, PushedFile>();
+  const done = new Map<string, PushedFile>();
+  for (const line of logText.split('\n')) {
+    const up = UPLOAD.exec(line);
+    if (up) {
+      const [, host, path, mode, bytes, localFile] = up as unknown as [string, string, string, string, string?, string?];
+      const size = localFile !== undefined ? statSync(localFile).size : Number(bytes);
+      started.set(`${host} ${path}`, { host, path, mode: parseInt(mode, 8), bytes: size, ...(localFile ? { localFile } : {}) });
+      continue;
+    }
+    const ok = UPLOADED.exec(line);
+    if (ok) {
+      const key = `${ok[1]} ${ok[2]}`;
+      const f = started.get(key);
+      if (f) done.set(key, f);
+    }
+  }
+  return [...done.values()];
+}
+
+/** The services whose unit files are among the pushed files of one machine. */
+export function pushedServices(files: PushedFile[]): string[] {
+  return files.flatMap((f) => /^\/etc\/systemd\/system\/([^/]+)\.service$/.exec(f.path)?.[1] ?? []);
+}
+
+/** Wall time of each step (from its `==>` line to the next one, the last to the end of the log). */
+export function stepSeconds(logText: string): { step: string; seconds: number }[] {
+  const lines = logText.split('\n');
+  const marks: { step: string; at: number }[] = [];
+  let last = 0;
+  for (const line of lines) {
+    const s = STEP.exec(line);
+    if (s) marks.push({ step: s[2]!, at: Date.parse(s[1]!) });
+    const t = STAMP.exec(line);
+    if (t) last = Date.parse(t[1]!);
+  }
+  return marks.map((m, i) => ({ step: m.step, seconds: ((marks[i + 1]?.at ?? last) - m.at) / 1000 }));
+}
+
+/** Seconds between the log's first and last line: the remote part of the run. */
+export function loggedSeconds(logText: string): number {
+  const stamps = logText.split('\n').flatMap((l) => STAMP.exec(l)?.[1] ?? []).map((s) => Date.parse(s));
+  return stamps.length ? (stamps.at(-1)! - stamps[0]!) / 1000 : 0;
+}

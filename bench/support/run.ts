@@ -1,0 +1,42 @@
+// Local processes for the benches: the hardway CLI, ssh and scp, each timed from spawn to exit.
+import { execFile } from 'node:child_process';
+
+/** What a finished local command left: exit code, output and wall time in seconds. */
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+  seconds: number;
+}
+
+/** The CLI entry point, as a user runs it (node + tsx loader). */
+export const HARDWAY = new URL('../../bin/hardway.mjs', import.meta.url).pathname;
+
+/** Runs a program with an argument array (no shell); never throws, the exit code is in the result. */
+export function runTimed(file: string, args: string[], opts: { cwd?: string } = {}): Promise<Ran> {
+  const t0 = performance.now();
+  return new Promise((done) => {
+    // CI=true: plain line output from hardway (no listr2 redraws) whatever the terminal.
+    execFile(file, args, { cwd: opts.cwd, env: { ...process.env, CI: 'true' }, maxBuffer: 256 << 20 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      done({ code, stdout: String(stdout), stderr: String(stderr), seconds: (performance.now() - t0) / 1000 });
+    });
+  });
+}
+
+/** `hardway ARGS` in `cwd` (the project directory, so machines.txt and cluster.yaml are found). */
+export function hardway(args: string[], cwd?: string): Promise<Ran> {
+  return runTimed(process.execPath, [HARDWAY, ...args], { cwd });
+}
+
+/** Returns the result if the command exited 0, else throws with the command and its output. */
+export function mustSucceed(r: Ran, what: string): Ran {
+  if (r.code !== 0) {
+    const tail = `${r.stderr}\n${r.stdout}`.trim().split('\n').slice(-25).join('\n');
+    throw new Error(`${what} failed (exit ${r.code}):\n${tail}`);
+  }
+  return r;
+}
+
+/** Seconds with one decimal, for tables. */
+export const secs = (s: number): string => `${s.toFixed(1)} s`;
