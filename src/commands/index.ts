@@ -33,5 +33,6 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, kubelet and kube-proxy on the workers', load: remote('bootstrap-workers') },
   { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", load: remote('routes') },
   { name: 'verify', summary: 'Read-only checks of the whole cluster', load: remote('verify') },
+  { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', load: remote('smoke') },
   { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers, routes, verify', load: remote('up') },
 ];

@@ -12,6 +12,7 @@ export const COMMAND_STEPS: Record<string, readonly string[]> = {
   'bootstrap-workers': WORKER_STEPS,
   routes: ['routes'],
   verify: ['verify'],
+  smoke: ['smoke'],
   up: ['pin-hosts', 'distribute', 'bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', ...WORKER_STEPS, 'routes', 'verify'],
 };
 

@@ -33,6 +33,10 @@ export const STEPS: Record<string, StepEntry> = {
   'kube-proxy': { load: async () => (await import('./kube-proxy.ts')).kubeProxyStep },
   routes: { load: async () => (await import('./routes.ts')).routesStep },
   verify: { load: async () => (await import('./verify.ts')).verifyStep },
+  smoke: {
+    options: { image: { type: 'string', arg: 'IMAGE', default: 'nginx:stable', description: 'smoke: the image the test deployment runs (the workers must be able to pull it)' } },
+    load: async () => (await import('./smoke.ts')).smokeStep,
+  },
 };
 
 /** True if a step of this name is registered. */

@@ -2,9 +2,14 @@
 import { SERVER } from '../../layout.ts';
 import { sh, type Command } from '../../shell.ts';
 
+/** etcdctl against the local member over TLS with the client certificate. */
+export function etcdctl(args: Command): Command {
+  return sh`ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 --cacert=${SERVER.etcdCa} --cert=${SERVER.etcdClientCrt} --key=${SERVER.etcdClientKey} --command-timeout=5s ${args}`;
+}
+
 /** `etcdctl endpoint health` against the local member over TLS with client-certificate auth. */
 export function etcdHealthCommand(): Command {
-  return sh`ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 --cacert=${SERVER.etcdCa} --cert=${SERVER.etcdClientCrt} --key=${SERVER.etcdClientKey} --command-timeout=5s endpoint health`;
+  return etcdctl(sh`endpoint health`);
 }
 
 /** Waits (up to `timeoutS`) until the local etcd member reports healthy over TLS; prints the last answer on failure. */

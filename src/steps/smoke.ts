@@ -1,0 +1,57 @@
+// smoke: the smoke test of a finished cluster (needs the real Kubernetes binaries and an image the
+// workers can pull). It writes to the cluster, so it is its own command, not part of verify:
+// 1. a secret created through the API is stored in etcd encrypted (prefix k8s:enc:aescbc:v1:key1);
+// 2. a deployment's pod reaches Running, and `kubectl logs`, `exec` and `port-forward` work (API
+//    server -> kubelet:10250 through the kubelet RBAC);
+// 3. a NodePort service answers on the node that runs the pod.
+// Objects are named hardway-smoke and replaced on every run.
+import { FailureError, PreconditionError } from '../errors.ts';
+import { SERVER } from '../layout.ts';
+import { sh, type Command } from '../shell.ts';
+import type { Step, VerifyContext } from '../engine/types.ts';
+import { etcdctl } from './support/etcd.ts';
+
+/** The name of every object the smoke test creates. */
+export const SMOKE_NAME = 'hardway-smoke';
+
+const bash = (cmd: Command) => sh`bash -c ${cmd.text}`;
+const kubectl = (args: Command) => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=30s ${args}`;
+
+/** The smoke step (first control-plane machine). */
+export const smokeStep: Step = {
+  name: 'smoke',
+  title: 'Smoke-test the cluster: encrypted secrets, a running pod, logs, exec, port-forward, NodePort',
+  targets: (inv) => inv.controlPlanes.slice(0, 1),
+  plan: async () => [],
+  async verify(ctx: VerifyContext) {
+    const image = String(ctx.options.values.image ?? 'nginx:stable');
+    const run = async (what: string, cmd: Command) => {
+      const r = await ctx.transport.exec(cmd, { timeoutMs: 240_000 });
+      if (r.code !== 0) throw new FailureError(`smoke test: ${what} failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' / ')}`);
+      return r.stdout;
+    };
+    const api = await ctx.transport.exec(kubectl(sh`get --raw=/readyz`));
+    if (api.code !== 0) throw new PreconditionError(`smoke test: the API does not answer: ${api.stderr.trim().split('\n').pop()}`, 'run "hardway up" first');
+
+    await run('creating a secret', sh`${kubectl(sh`delete secret ${SMOKE_NAME} --ignore-not-found`)} && ${kubectl(sh`create secret generic ${SMOKE_NAME} --from-literal=mykey=mydata`)}`);
+    const stored = await run('reading the secret from etcd', sh`${etcdctl(sh`get /registry/secrets/default/${SMOKE_NAME}`)} | od -An -c | tr -d ' \\n'`);
+    if (!stored.includes('k8s:enc:aescbc:v1:key1')) throw new FailureError('smoke test: the secret is stored in etcd without aescbc encryption');
+    ctx.log.info('secret stored encrypted in etcd (k8s:enc:aescbc:v1:key1)');
+
+    await run('starting a deployment', sh`${kubectl(sh`delete deployment,service ${SMOKE_NAME} --ignore-not-found`)} && ${kubectl(sh`create deployment ${SMOKE_NAME} --image=${image}`)} && ${kubectl(sh`rollout status deployment/${SMOKE_NAME} --timeout=180s`)}`);
+    const pod = (await run('finding the pod', kubectl(sh`get pods -l app=${SMOKE_NAME} -o jsonpath={.items[0].metadata.name}:{.spec.nodeName}`))).trim();
+    const [podName, node] = pod.split(':') as [string, string];
+    ctx.log.info(`pod ${podName} Running on ${node}`);
+    await run('kubectl logs', kubectl(sh`logs ${podName}`));
+    await run('kubectl exec', kubectl(sh`exec ${podName} -- true`));
+    // /dev/tcp is bash's: the smoke test needs no curl on the server.
+    await run('kubectl port-forward', bash(sh`(${kubectl(sh`port-forward ${podName} 18080:80`)} >/dev/null 2>&1 & echo $! > /tmp/${SMOKE_NAME}.pid); sleep 3; ok=1; exec 3<>/dev/tcp/127.0.0.1/18080 && printf 'HEAD / HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3 | grep -q HTTP && ok=0; kill $(cat /tmp/${SMOKE_NAME}.pid); exit $ok`));
+    ctx.log.info('logs, exec and port-forward work');
+
+    await run('exposing a NodePort', kubectl(sh`expose deployment ${SMOKE_NAME} --port=80 --type=NodePort`));
+    const port = (await run('reading the node port', kubectl(sh`get service ${SMOKE_NAME} -o jsonpath={.spec.ports[0].nodePort}`))).trim();
+    const ip = ctx.inventory.machines.find((m) => m.hostname === node)?.ip ?? node;
+    await run(`NodePort ${ip}:${port}`, bash(sh`exec 3<>/dev/tcp/${ip}/${port} && printf 'HEAD / HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3 | grep -q HTTP`));
+    ctx.log.info(`NodePort ${port} answers on ${node}`);
+  },
+};
