@@ -1,0 +1,75 @@
+// The facts script's SHA-256 of large files over a real shell: openssl where it answers the known
+// digest, sha256sum otherwise (no openssl, or one that answers wrong); the same digest every way.
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createFacts, FAST_HASH_MIN } from '../../src/engine/facts.ts';
+import { joinCommands, sh, type Command } from '../../src/shell.ts';
+import { LocalTransport } from '../../src/transport/local.ts';
+import type { Transport } from '../../src/transport/types.ts';
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** The local transport with PATH set to `bin` only (so a test decides which tools exist). */
+function withPath(bin: string): Transport {
+  const t = new LocalTransport({ machine: 'jumpbox' });
+  return {
+    machine: t.machine,
+    exec: (cmd: Command, opts) => t.exec(joinCommands([sh`PATH=${bin}`, cmd], '\n'), opts),
+    upload: t.upload.bind(t),
+    close: t.close.bind(t),
+  };
+}
+
+/** A bin directory with the tools the facts script needs, and `extra` scripts (name -> body). */
+function binDir(root: string, extra: Record<string, string> = {}, openssl = false): string {
+  const bin = join(root, `bin-${Object.keys(extra).join('-') || 'plain'}-${openssl}`);
+  mkdirSync(bin);
+  const tools = ['sh', 'stat', 'sha256sum', 'base64', 'printf', 'cat', ...(openssl ? ['openssl'] : [])];
+  for (const tool of tools) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
+  for (const [name, body] of Object.entries(extra)) {
+    writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`);
+    chmodSync(join(bin, name), 0o755);
+  }
+  return bin;
+}
+
+describe('facts: SHA-256 of large files', () => {
+  const root = mkdtempSync(join(tmpdir(), 'hw-facts-hash-'));
+  const big = Buffer.alloc(FAST_HASH_MIN + 12345, 7);
+  big.write('hardway', 1000);
+  const small = Buffer.from('small file\n');
+  writeFileSync(join(root, 'big'), big);
+  writeFileSync(join(root, 'small'), small);
+
+  const statBoth = async (t: Transport) => {
+    const m = await createFacts(t).stat([join(root, 'big'), join(root, 'small')]);
+    return [m.get(join(root, 'big'))!.sha256, m.get(join(root, 'small'))!.sha256];
+  };
+
+  it('is right with openssl (this host has it)', async () => {
+    expect(await statBoth(withPath(binDir(root, {}, true)))).toEqual([sha(big), sha(small)]);
+  });
+
+  it('is right without openssl (sha256sum only)', async () => {
+    expect(await statBoth(withPath(binDir(root)))).toEqual([sha(big), sha(small)]);
+  });
+
+  it('ignores an openssl that answers a wrong digest', async () => {
+    const liar = binDir(root, { openssl: 'cat >/dev/null; echo 0000000000000000000000000000000000000000000000000000000000000000 "*stdin"' });
+    expect(await statBoth(withPath(liar))).toEqual([sha(big), sha(small)]);
+  });
+
+  it('uses openssl for large files only', async () => {
+    // An openssl that is right for "abc" but marks every other answer: shows which files it hashed.
+    const marker = binDir(root, {
+      openssl: `d=$(/usr/bin/openssl dgst -sha256 -r); [ "\${d%% *}" = ${sha(Buffer.from('abc'))} ] && echo "$d" || echo "feed$(echo "$d" | cut -c5-)"`,
+      cut: 'exec /usr/bin/cut "$@"',
+    });
+    const [b, s] = await statBoth(withPath(marker));
+    expect(b).toBe('feed' + sha(big).slice(4));
+    expect(s).toBe(sha(small));
+  });
+});
