@@ -9,7 +9,7 @@ import { dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { sh } from '../../src/shell.ts';
 import { pushedServices, type PushedFile } from './push-log.ts';
-import { runTimed, type Ran } from './run.ts';
+import { runTimed, stopBench, type Ran } from './run.ts';
 
 const execFileP = promisify(execFile);
 
@@ -53,7 +53,7 @@ export async function stage(sshConfig: string, stageDir: string, pushes: ManualP
     const rendered = p.files.filter((x) => !x.localFile).map((x) => x.path.replace(/^\/+/, ''));
     if (rendered.length === 0) continue;
     const { stdout } = await execFileP('ssh', ['-F', sshConfig, p.host, sh`tar -C / -cf - -- ${rendered}`.text],
-      { encoding: 'buffer', maxBuffer: 64 << 20 });
+      { encoding: 'buffer', maxBuffer: 64 << 20, signal: stopBench.signal });
     execFileSync('tar', ['-C', root, '-xpf', '-'], { input: stdout });
     fetched += rendered.length;
     for (const f of p.files) {

@@ -29,7 +29,7 @@ export interface BenchLab {
 
 /** `hardway lab down --name NAME`; a lab that is not there is fine. */
 export async function labDown(name: string): Promise<void> {
-  mustSucceed(await hardway(['lab', 'down', '--name', name]), `hardway lab down --name ${name}`);
+  mustSucceed(await hardway(['lab', 'down', '--name', name], { stoppable: false }), `hardway lab down --name ${name}`);
 }
 
 /** A new temporary project directory for a lab. */
@@ -48,7 +48,7 @@ export async function freshLab(name: string, subnet: string, workers: number, di
 
 /** Fills downloads/ (Debian packages + stand-ins) and pki/; returns the seconds pki/ took. */
 export async function prepareProject(dir: string): Promise<{ downloadSeconds: number; pkiSeconds: number }> {
-  const dl = mustSucceed(await hardway(['download', '--source', 'debian'], dir), 'hardway download --source debian');
+  const dl = mustSucceed(await hardway(['download', '--source', 'debian'], { cwd: dir }), 'hardway download --source debian');
   for (const [name, sub] of Object.entries(STAND_IN_PLACES)) {
     // copyFileSync follows the fixture's symlink (cp -L): the machine gets the script itself.
     const target = join(dir, 'downloads', sub, name);
@@ -58,7 +58,7 @@ export async function prepareProject(dir: string): Promise<{ downloadSeconds: nu
   }
   let pkiSeconds = 0;
   for (const cmd of ['certs', 'kubeconfigs', 'encryption-config']) {
-    pkiSeconds += mustSucceed(await hardway([cmd], dir), `hardway ${cmd}`).seconds;
+    pkiSeconds += mustSucceed(await hardway([cmd], { cwd: dir }), `hardway ${cmd}`).seconds;
   }
   return { downloadSeconds: dl.seconds, pkiSeconds };
 }

@@ -66,3 +66,28 @@ export function loggedSeconds(logText: string): number {
   const stamps = logText.split('\n').flatMap((l) => STAMP.exec(l)?.[1] ?? []).map((s) => Date.parse(s));
   return stamps.length ? (stamps.at(-1)! - stamps[0]!) / 1000 : 0;
 }
+
+/**
+ * Seconds the run spent starting services and waiting for them to stay active (`systemctl
+ * start|restart S && <wait>`), counted per step on the slowest machine: the part of the wall time
+ * that no faster copying can remove.
+ */
+export function serviceWaitSeconds(logText: string): number {
+  const perStep = new Map<string, Map<string, number>>();
+  const pending = new Map<string, boolean>();
+  let step = '';
+  for (const line of logText.split('\n')) {
+    const s = STEP.exec(line);
+    if (s) step = s[2]!;
+    const cmd = /^\S+Z (\S+): \$ (.*)$/.exec(line);
+    if (cmd) pending.set(cmd[1]!, /^systemctl (re)?start \S+ && for i in/.test(cmd[2]!));
+    const exit = /^\S+Z (\S+): exit \d+ after (\d+) ms/.exec(line);
+    if (exit && pending.get(exit[1]!)) {
+      const hosts = perStep.get(step) ?? new Map<string, number>();
+      hosts.set(exit[1]!, (hosts.get(exit[1]!) ?? 0) + Number(exit[2]) / 1000);
+      perStep.set(step, hosts);
+      pending.delete(exit[1]!);
+    }
+  }
+  return [...perStep.values()].reduce((sum, hosts) => sum + Math.max(...hosts.values()), 0);
+}

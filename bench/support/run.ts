@@ -12,21 +12,34 @@ export interface Ran {
 /** The CLI entry point, as a user runs it (node + tsx loader). */
 export const HARDWAY = new URL('../../bin/hardway.mjs', import.meta.url).pathname;
 
+/**
+ * Aborted on Ctrl-C: running bench commands are killed and new ones fail at once, so the bench
+ * reaches its `finally` and takes the labs down (with commands that are not stoppable).
+ */
+export const stopBench = new AbortController();
+
+/** Where a command runs, and whether Ctrl-C stops it (teardown commands must not be stopped). */
+export interface RunOptions {
+  cwd?: string;
+  stoppable?: boolean;
+}
+
 /** Runs a program with an argument array (no shell); never throws, the exit code is in the result. */
-export function runTimed(file: string, args: string[], opts: { cwd?: string } = {}): Promise<Ran> {
+export function runTimed(file: string, args: string[], opts: RunOptions = {}): Promise<Ran> {
   const t0 = performance.now();
+  const signal = opts.stoppable === false ? undefined : stopBench.signal;
   return new Promise((done) => {
     // CI=true: plain line output from hardway (no listr2 redraws) whatever the terminal.
-    execFile(file, args, { cwd: opts.cwd, env: { ...process.env, CI: 'true' }, maxBuffer: 256 << 20 }, (err, stdout, stderr) => {
+    execFile(file, args, { cwd: opts.cwd, env: { ...process.env, CI: 'true' }, maxBuffer: 256 << 20, signal }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       done({ code, stdout: String(stdout), stderr: String(stderr), seconds: (performance.now() - t0) / 1000 });
     });
   });
 }
 
-/** `hardway ARGS` in `cwd` (the project directory, so machines.txt and cluster.yaml are found). */
-export function hardway(args: string[], cwd?: string): Promise<Ran> {
-  return runTimed(process.execPath, [HARDWAY, ...args], { cwd });
+/** `hardway ARGS` in `opts.cwd` (the project directory, so machines.txt and cluster.yaml are found). */
+export function hardway(args: string[], opts: RunOptions = {}): Promise<Ran> {
+  return runTimed(process.execPath, [HARDWAY, ...args], opts);
 }
 
 /** Returns the result if the command exited 0, else throws with the command and its output. */
