@@ -31,6 +31,14 @@ export const READ_LIMIT = 1024 * 1024;
 /** Files at least this large are hashed with `openssl dgst` where it works (see FACTS_SCRIPT). */
 export const FAST_HASH_MIN = 1024 * 1024;
 
+/**
+ * Where a machine remembers the SHA-256 of its large files, keyed by path, size, inode and ctime:
+ * a no-op rerun then hashes no binary again. An upload is a new inode (temp file + rename) and any
+ * write changes the ctime, so a changed file never matches a remembered entry. Written only when
+ * the run may change the machine (never under --dry-run).
+ */
+export const SHA_CACHE = '/var/lib/hardway/sha256.cache';
+
 /** SHA-256 of "abc": openssl is used only if it answers this (not a stub, not a FIPS refusal). */
 const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
 
@@ -43,6 +51,8 @@ const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f200
  *  makes it slower on small files. Same SHA-256 either way. */
 export const FACTS_SCRIPT: Command = sh`
 fast=
+tab=$(printf '\\t')
+cache=${SHA_CACHE}
 fast_sha() {
   if [ -z "$fast" ]; then
     f=$(printf abc | openssl dgst -sha256 -r 2>/dev/null); fast=no; [ "\${f%% *}" = ${SHA256_ABC} ] && fast=yes
@@ -54,10 +64,19 @@ while IFS= read -r line; do
   case $op in
   S|R)
     if [ -f "$arg" ]; then
-      meta=$(stat -L -c '%a %U:%G %s' -- "$arg") || { echo E; continue; }
+      meta=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$arg") || { echo E; continue; }
+      ident=\${meta##* }; meta=\${meta% *}
       if [ "$op" = S ]; then
-        if [ "\${meta##* }" -ge ${FAST_HASH_MIN} ] && fast_sha; then
-          sum=$(openssl dgst -sha256 -r < "$arg") || { echo E; continue; }
+        sum=
+        if [ "\${meta##* }" -ge ${FAST_HASH_MIN} ]; then
+          key="$arg$tab\${meta##* }:$ident$tab"
+          [ -r "$cache" ] && sum=$(grep -F -m1 -- "$key" "$cache") && sum=\${sum##*"$tab"}
+          if [ -z "$sum" ]; then
+            if fast_sha; then sum=$(openssl dgst -sha256 -r < "$arg") || { echo E; continue; }
+            else sum=$(sha256sum < "$arg") || { echo E; continue; }; fi
+            sum=\${sum%% *}
+            [ -n "$write" ] && mkdir -p "\${cache%/*}" && printf '%s%s\\n' "$key" "$sum" >> "$cache"
+          fi
         else
           sum=$(sha256sum < "$arg") || { echo E; continue; }
         fi
@@ -94,11 +113,12 @@ export interface Facts {
 }
 
 /** Creates the facts helpers for a transport; `log` receives one line per request answered. */
-export function createFacts(transport: Transport, log: (line: string) => void = () => {}): Facts {
+export function createFacts(transport: Transport, log: (line: string) => void = () => {}, opts: { cacheWrites?: boolean } = {}): Facts {
+  const script = opts.cacheWrites ? sh`write=1; ${FACTS_SCRIPT}` : sh`write=; ${FACTS_SCRIPT}`;
   const batch = async (requests: FactRequest[]): Promise<Array<FileFact | ProbeResult>> => {
     if (requests.length === 0) return [];
     const stdin = requests.map(encodeRequest).join('\n') + '\n';
-    const r = await transport.exec(FACTS_SCRIPT, { stdin });
+    const r = await transport.exec(script, { stdin });
     const lines = r.stdout.split('\n');
     if (r.code !== 0 || lines.length < requests.length) {
       throw new Error(`${transport.machine}: reading facts failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);

@@ -49,7 +49,7 @@ export async function runStepOnHost(step: Step, host: Host, inventory: Inventory
     const debug = options.verbose ? (h: string, line: string) => deps.logger.host(h).debug(line) : undefined;
     const transport = loggedTransport(raw, { log: runLog, debug }, host.name);
     // Fact reads land in the run log; with -v they are shown too.
-    const facts = createFacts(raw, (line) => log.debug(line));
+    const facts = createFacts(raw, (line) => log.debug(line), { cacheWrites: !options.dryRun });
     const base: HostContext = { host: host.name, inventory, transport, facts, options, log };
     const ctx = host.machine ? ({ ...base, machine: host.machine } as StepContext) : base;
     const plan = () => (host.machine ? step.plan(ctx as StepContext) : step.jumpbox!.plan(ctx));

@@ -3,9 +3,9 @@
 // own inputs changed; waits until each is active. The API server reaches etcd over TLS, and its
 // --service-cluster-ip-range is the service CIDR whose first address is in its certificate.
 import { SERVER } from '../layout.ts';
-import { fileChanges } from '../engine/desired.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
 import { binaryFiles } from './support/binaries.ts';
+import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
 import { serviceChanges } from './support/services.ts';
 
@@ -21,8 +21,10 @@ export const bootstrapControlPlaneStep: Step = {
     const { inventory, machine, facts } = ctx;
     const binaries = await binaryFiles(inventory.dir, [...CONTROL_PLANE_SERVICES, 'kubectl'], SERVER.bin);
     const { files, inputs } = renderedFor(inventory, machine, 'bootstrap-control-plane');
-    const changes = await fileChanges(facts, [...binaries, ...files]);
+    const desired = [...binaries, ...files];
+    const found = await inspect(facts, desired.map((d) => d.path), CONTROL_PLANE_SERVICES);
+    const changes = fileChangesFrom(found, desired);
     const all = [...inputs, ...CONTROL_PLANE_SERVICES.map((s) => ({ path: `${SERVER.bin}/${s}`, services: [s] }))];
-    return [...changes, ...(await serviceChanges(facts, CONTROL_PLANE_SERVICES, all, changes))];
+    return [...changes, ...serviceChanges(found.services, CONTROL_PLANE_SERVICES, all, changes)];
   },
 };

@@ -2,13 +2,13 @@
 // authentication for clients and peers, member name = hostname, data directory 0700. Every
 // control-plane line of machines.txt joins the same cluster. Waits until the member is healthy.
 import { SERVER } from '../layout.ts';
-import { fileChanges } from '../engine/desired.ts';
 import { formatMode } from '../engine/facts.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
 import { CommandError } from '../errors.ts';
 import { sh } from '../shell.ts';
 import { binaryFiles } from './support/binaries.ts';
 import { etcdHealthCommand, waitEtcdHealthy } from './support/etcd.ts';
+import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
 import { serviceChanges } from './support/services.ts';
 
@@ -19,10 +19,11 @@ export const bootstrapEtcdStep: Step = {
   targets: (inv) => inv.controlPlanes,
   async plan(ctx: StepContext): Promise<Change[]> {
     const { inventory, machine, facts } = ctx;
-    const binaries = await binaryFiles(inventory.dir, ['etcd', 'etcdctl'], SERVER.bin);
-    const { files, inputs } = renderedFor(inventory, machine, 'bootstrap-etcd');
+    const desired = [...(await binaryFiles(inventory.dir, ['etcd', 'etcdctl'], SERVER.bin)), ...renderedFor(inventory, machine, 'bootstrap-etcd').files];
+    const inputs = [...renderedFor(inventory, machine, 'bootstrap-etcd').inputs, { path: `${SERVER.bin}/etcd`, services: ['etcd'] }];
+    const found = await inspect(facts, desired.map((d) => d.path), ['etcd'], { dataDir: sh`stat -c %a ${SERVER.etcdDataDir} 2>/dev/null` });
     const changes: Change[] = [];
-    const dataDir = (await facts.probe({ d: sh`stat -c %a ${SERVER.etcdDataDir} 2>/dev/null` })).d.stdout.trim();
+    const dataDir = found.probes.dataDir!.stdout.trim();
     if (dataDir !== '700') {
       changes.push({
         kind: 'exec',
@@ -30,12 +31,13 @@ export const bootstrapEtcdStep: Step = {
         reason: dataDir ? `data dir mode is ${formatMode(parseInt(dataDir, 8))}, want 0700` : 'data dir missing',
       });
     }
-    changes.push(...(await fileChanges(facts, [...binaries, ...files])));
+    changes.push(...fileChangesFrom(found, desired));
     // A new etcd binary restarts the member too.
-    const all = [...inputs, { path: `${SERVER.bin}/etcd`, services: ['etcd'] }];
-    return [...changes, ...(await serviceChanges(facts, ['etcd'], all, changes))];
+    return [...changes, ...serviceChanges(found.services, ['etcd'], inputs, changes)];
   },
   async verify(ctx) {
+    // Converged members are checked by `hardway verify`; here, wait for one that just changed.
+    if (ctx.applied.length === 0) return;
     const r = await ctx.transport.exec(waitEtcdHealthy(60));
     if (r.code !== 0) throw new CommandError(ctx.machine.hostname, etcdHealthCommand().text, r.code, r.stderr);
     ctx.log.info(r.stdout.trim());

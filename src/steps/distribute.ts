@@ -5,9 +5,10 @@
 import { PKI, SERVER, WORKER } from '../layout.ts';
 import { readPkiFile } from '../certs/identities.ts';
 import type { Inventory, Machine } from '../inventory.ts';
-import { fileChanges, type DesiredFile } from '../engine/desired.ts';
+import type { DesiredFile } from '../engine/desired.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
 import { sh } from '../shell.ts';
+import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { tryRestart, type ServiceInput } from './support/services.ts';
 
 /** One pki/ file installed on a machine, and the services that read it. */
@@ -53,7 +54,7 @@ export function placements(inv: Inventory, m: Machine): Placement[] {
 }
 
 /** Control-plane secrets that must never be on a worker. */
-const NEVER_ON_WORKERS = [SERVER.caKey, SERVER.serviceAccountsKey, SERVER.encryptionConfig, SERVER.etcdKey, SERVER.etcdClientKey, SERVER.apiServerKey];
+const NEVER_ON_WORKERS: string[] = [SERVER.caKey, SERVER.serviceAccountsKey, SERVER.encryptionConfig, SERVER.etcdKey, SERVER.etcdClientKey, SERVER.apiServerKey];
 
 /** The distribute step. */
 export const distributeStep: Step = {
@@ -69,13 +70,12 @@ export const distributeStep: Step = {
       mode: p.secret ? 0o600 : 0o644,
       secret: p.secret,
     }));
-    const changes = await fileChanges(facts, desired);
-    if (machine.role === 'worker') {
-      const found = await facts.stat(NEVER_ON_WORKERS);
-      const present = NEVER_ON_WORKERS.filter((p) => found.get(p)!.exists);
-      if (present.length > 0) {
-        changes.push({ kind: 'exec', cmd: sh`rm -f ${present}`, reason: 'control-plane secrets do not belong on a worker' });
-      }
+    const forbidden = machine.role === 'worker' ? NEVER_ON_WORKERS : [];
+    const found = await inspect(facts, [...desired.map((d) => d.path), ...forbidden]);
+    const changes = fileChangesFrom(found, desired);
+    const present = forbidden.filter((p) => found.files.get(p)!.exists);
+    if (present.length > 0) {
+      changes.push({ kind: 'exec', cmd: sh`rm -f ${present}`, reason: 'control-plane secrets do not belong on a worker' });
     }
     const inputs: ServiceInput[] = wanted.map((p) => ({ path: p.to, services: p.services }));
     return [...changes, ...tryRestart(inputs, changes)];

@@ -30,7 +30,7 @@ import { FailureError, CommandError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import { ANY, HOSTS_MARKERS } from '../layout.ts';
 import { hostsBlock } from '../render/hosts.ts';
-import { sh } from '../shell.ts';
+import { sh, type Command } from '../shell.ts';
 import { changesForFile } from '../engine/desired.ts';
 import type { FileFact, Facts } from '../engine/facts.ts';
 import type { Change, HostContext, Step, StepContext, VerifyContext } from '../engine/types.ts';
@@ -115,14 +115,21 @@ async function verifyMachine(ctx: VerifyContext): Promise<void> {
 /** Every machine's hostname and FQDN must resolve to its IP first, in one remote command. */
 async function checkNames(ctx: HostContext, inv: Inventory): Promise<void> {
   const names = inv.machines.flatMap((m) => [[m.hostname, m.ip], [m.fqdn, m.ip]] as const);
-  const probes = await ctx.facts.probe(Object.fromEntries(names.map(([n]) => [n, sh`getent hosts ${n}`])));
+  // One loop for every name: a probe per name costs several processes each on every machine.
+  const { out } = await ctx.facts.probe({ out: resolveNames(names.map(([n]) => n)) });
+  const answers = new Map(out.stdout.split('\n').filter(Boolean).map((l) => [l.split(' ')[0]!, l.split(/\s+/)[1] ?? ''] as const));
   const wrong = names.flatMap(([n, ip]) => {
-    const first = probes[n]!.stdout.trim().split(/\s+/)[0] ?? '';
+    const first = answers.get(n) ?? '';
     return first === ip ? [] : [`${n} -> ${first || 'nothing'} (want ${ip})`];
   });
   if (wrong.length) {
     throw new FailureError(`${ctx.host}: names do not resolve as pinned: ${wrong.join('; ')}`, 'check /etc/nsswitch.conf (hosts: files first) and /etc/hosts on that machine');
   }
+}
+
+/** `NAME FIRST-ADDRESS` per name, as the machine's resolver answers (getent hosts). */
+export function resolveNames(names: string[]): Command {
+  return sh`for n in ${names}; do printf '%s %s\\n' "$n" "$(getent hosts "$n")"; done`;
 }
 
 interface CloudInitState {

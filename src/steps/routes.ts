@@ -1,12 +1,12 @@
 // routes: every machine reaches every other worker's pod subnet via that worker's IP (no overlay).
 // Routes are set with `ip route replace` (safe to rerun), stale pod routes removed, and the set is
 // persisted as a oneshot unit that replays it at every boot.
-import { fileChanges } from '../engine/desired.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
 import { ANY } from '../layout.ts';
 import { parseCidr, within, type Network } from '../net/ipv4.ts';
 import { podRoutes, ROUTES_SERVICE, type PodRoute } from '../render/routes.ts';
 import { sh } from '../shell.ts';
+import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
 
 /** A route as `ip -4 route show` lists it. */
@@ -54,23 +54,19 @@ export const routesStep: Step = {
   async plan(ctx: StepContext): Promise<Change[]> {
     const { inventory, machine, facts } = ctx;
     const wanted = podRoutes(inventory, machine);
-    const p = await facts.probe({
-      routes: sh`ip -4 route show`,
-      unit: sh`echo "$(systemctl is-enabled ${ROUTES_SERVICE} 2>/dev/null) $(systemctl is-active ${ROUTES_SERVICE} 2>/dev/null)"`,
-    });
-    const changes = routeChanges(parseRoutes(p.routes.stdout), wanted, inventory.settings.clusterCidr);
-    const [enabled, active] = p.unit.stdout.trim().split(/\s+/);
+    const { files } = renderedFor(inventory, machine, 'routes');
+    const found = await inspect(facts, [ANY.routesUnit], [ROUTES_SERVICE], { routes: sh`ip -4 route show` });
+    const changes = routeChanges(parseRoutes(found.probes.routes!.stdout), wanted, inventory.settings.clusterCidr);
+    const { enabled, active } = found.services.get(ROUTES_SERVICE)!;
     if (wanted.length === 0) {
-      const unit = await facts.stat([ANY.routesUnit]);
-      if (unit.get(ANY.routesUnit)!.exists) {
+      if (found.files.get(ANY.routesUnit)!.exists) {
         changes.push({ kind: 'exec', cmd: sh`systemctl disable ${ROUTES_SERVICE} && rm -f ${ANY.routesUnit} && systemctl daemon-reload`, reason: 'this machine needs no pod routes' });
       }
       return changes;
     }
-    const { files } = renderedFor(inventory, machine, 'routes');
-    const unitWork = await fileChanges(facts, files);
-    if (unitWork.some((c) => c.kind === 'put')) changes.push(...unitWork, { kind: 'exec', cmd: sh`systemctl daemon-reload`, reason: 'routes unit changed' });
-    else changes.push(...unitWork);
+    const unitWork = fileChangesFrom(found, files);
+    changes.push(...unitWork);
+    if (unitWork.some((c) => c.kind === 'put')) changes.push({ kind: 'exec', cmd: sh`systemctl daemon-reload`, reason: 'routes unit changed' });
     if (enabled !== 'enabled') changes.push({ kind: 'exec', cmd: sh`systemctl enable ${ROUTES_SERVICE}`, reason: 'replay the routes at boot' });
     // Started once so systemd knows the routes are up; the routes themselves were set above.
     if (active !== 'active') changes.push({ kind: 'exec', cmd: sh`systemctl start ${ROUTES_SERVICE}`, reason: `${ROUTES_SERVICE} is ${active || 'inactive'}` });

@@ -11,7 +11,9 @@ import type { Inventory, Machine } from '../inventory.ts';
 import { CONTROL_PLANE_SERVICES } from './bootstrap-control-plane.ts';
 import { placements } from './distribute.ts';
 import { etcdHealthCommand } from './support/etcd.ts';
+import { resolveNames } from './pin-hosts.ts';
 import { parseRoutes } from './routes.ts';
+import { inspect } from './support/inspect.ts';
 
 /** The services that must be active on a machine of this role. */
 export function expectedServices(inv: Inventory, m: Machine): string[] {
@@ -32,21 +34,24 @@ export const verifyStep: Step = {
     const problems: string[] = [];
     const services = expectedServices(inv, machine);
     const names = inv.machines.flatMap((m) => [m.hostname, m.fqdn]);
-    const p = await facts.probe({
-      services: sh`for s in ${services}; do echo "$s $(systemctl is-active "$s" 2>/dev/null)"; done`,
-      names: sh`for n in ${names}; do echo "$n $(getent hosts "$n" | awk '{print $1; exit}')"; done`,
+    const wanted = placements(inv, machine);
+    const found = await inspect(facts, wanted.map((w) => w.to), services, {
+      names: resolveNames(names),
       routes: sh`ip -4 route show`,
       ...(machine.role === 'control-plane' ? { etcd: sh`${etcdHealthCommand()} 2>&1` } : {}),
-    } as Record<string, ReturnType<typeof sh>>);
+    });
+    const p = found.probes;
 
-    for (const line of p.services!.stdout.trim().split('\n')) {
-      const [s, state] = line.split(' ');
+    for (const s of services) {
+      const state = found.services.get(s)?.active;
       if (state !== 'active') problems.push(`service ${s} is ${state || 'unknown'}`);
     }
-    for (const line of p.names!.stdout.trim().split('\n')) {
-      const [n, ip] = line.split(' ');
-      const want = inv.machines.find((m) => m.hostname === n || m.fqdn === n)!.ip;
-      if (ip !== want) problems.push(`${n} resolves to ${ip || 'nothing'}, want ${want}`);
+    // getent may print more addresses of a name on lines of their own: each name's line comes first.
+    const first = new Map(p.names!.stdout.split('\n').map((l) => l.split(/\s+/)).filter(([n]) => names.includes(n!)).map(([n, ip]) => [n!, ip ?? '']));
+    for (const m of inv.machines) {
+      for (const n of [m.hostname, m.fqdn]) {
+        if (first.get(n) !== m.ip) problems.push(`${n} resolves to ${first.get(n) || 'nothing'}, want ${m.ip}`);
+      }
     }
     const live = parseRoutes(p.routes!.stdout);
     for (const r of podRoutes(inv, machine)) {
@@ -54,10 +59,8 @@ export const verifyStep: Step = {
     }
     if (p.etcd && p.etcd.code !== 0) problems.push(`etcd is not healthy over TLS: ${p.etcd.stdout.trim().split('\n').pop()}`);
 
-    const wanted = placements(inv, machine);
-    const installed = await facts.stat(wanted.map((w) => w.to));
     for (const w of wanted) {
-      const f = installed.get(w.to)!;
+      const f = found.files.get(w.to)!;
       const sha = createHash('sha256').update(readPkiFile(inv, w.from)).digest('hex');
       if (!f.exists) problems.push(`${w.to} is missing (from ${w.from})`);
       else if (f.sha256 !== sha) problems.push(`${w.to} differs from ${w.from}`);

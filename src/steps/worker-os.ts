@@ -2,7 +2,8 @@
 // kube-proxy and the kubelet call (checked first, so a machine that has them needs no internet),
 // swap off and kept off, br_netfilter (loaded, or built into the kernel: then only its sysctls
 // exist), and the bridge and forwarding sysctls, persisted in one file each (never appended).
-import { fileChanges } from '../engine/desired.ts';
+import type { ProbeResult } from '../engine/facts.ts';
+import { fileChangesFrom, inspect } from './support/inspect.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
 import { WORKER } from '../layout.ts';
 import { sh } from '../shell.ts';
@@ -21,7 +22,8 @@ export const workerOsStep: Step = {
   targets: (inv) => inv.workers,
   async plan(ctx: StepContext): Promise<Change[]> {
     const { inventory, machine, facts } = ctx;
-    const p = await facts.probe({
+    const { files } = renderedFor(inventory, machine, 'bootstrap-workers', {}, (f) => f.path === WORKER.modulesLoad || f.path === WORKER.sysctl);
+    const found = await inspect(facts, files.map((f) => f.path), [], {
       packages: sh`for p in ${WORKER_PACKAGES}; do dpkg-query -W -f='\${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done`,
       swap: sh`swapon --noheadings --show=NAME 2>/dev/null`,
       fstab: sh`grep -Ec '^[[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]]' /etc/fstab 2>/dev/null`,
@@ -29,6 +31,7 @@ export const workerOsStep: Step = {
       bridge: sh`test -e /proc/sys/net/bridge/bridge-nf-call-iptables && echo present`,
       sysctls: sh`sysctl -n ${WORKER_SYSCTLS} 2>/dev/null`,
     });
+    const p = found.probes as Record<'packages' | 'swap' | 'fstab' | 'swapTarget' | 'bridge' | 'sysctls', ProbeResult>;
     const changes: Change[] = [];
     const missing = p.packages.stdout.split('\n').filter(Boolean);
     if (missing.length > 0) {
@@ -52,8 +55,7 @@ export const workerOsStep: Step = {
     if (p.bridge.stdout.trim() !== 'present') {
       changes.push({ kind: 'exec', cmd: sh`modprobe br_netfilter`, reason: 'br_netfilter is not loaded' });
     }
-    const { files } = renderedFor(inventory, machine, 'bootstrap-workers', {}, (f) => f.path === WORKER.modulesLoad || f.path === WORKER.sysctl);
-    const fileWork = await fileChanges(facts, files);
+    const fileWork = fileChangesFrom(found, files);
     changes.push(...fileWork);
     const values = p.sysctls.stdout.trim().split('\n');
     if (fileWork.some((c) => c.kind === 'put' && c.path === WORKER.sysctl) || values.length !== WORKER_SYSCTLS.length || values.some((v) => v.trim() !== '1')) {

@@ -7,7 +7,7 @@ import { placements } from '../../src/steps/distribute.ts';
 import { parseRoutes, routeChanges } from '../../src/steps/routes.ts';
 import { podRoutes } from '../../src/render/routes.ts';
 import { serviceChanges } from '../../src/steps/support/services.ts';
-import type { Facts, ProbeResult } from '../../src/engine/facts.ts';
+import { parseServiceStates } from '../../src/steps/support/inspect.ts';
 import type { Change } from '../../src/engine/types.ts';
 import { PKI, SERVER } from '../../src/layout.ts';
 
@@ -71,11 +71,15 @@ describe('routes', () => {
 });
 
 describe('service changes', () => {
-  const factsWith = (states: Record<string, string>): Facts =>
-    ({
-      probe: async (cmds: Record<string, unknown>) =>
-        Object.fromEntries(Object.keys(cmds).map((k) => [k, { code: 0, stdout: states[k] ?? 'disabled inactive' } as ProbeResult])),
-    }) as unknown as Facts;
+  const factsWith = (states: Record<string, string>) =>
+    parseServiceStates(
+      ['kubelet', 'kube-proxy', 'etcd', 'containerd']
+        .map((svc) => {
+          const [enabled, active] = (states[svc] ?? ' inactive').split(' ');
+          return `Id=${svc}.service\nActiveState=${active}\nUnitFileState=${enabled}`;
+        })
+        .join('\n\n'),
+    );
   const put = (path: string): Change => ({ kind: 'put', path, content: Buffer.from('x'), mode: 0o644, reason: 'content differs' });
   const texts = (cs: Change[]) => cs.map((c) => (c.kind === 'exec' ? c.cmd.text.split(' &&')[0] : c.path));
 
@@ -84,15 +88,21 @@ describe('service changes', () => {
       { path: '/etc/systemd/system/kubelet.service', services: ['kubelet'] },
       { path: '/var/lib/kube-proxy/kube-proxy-config.yaml', services: ['kube-proxy'] },
     ];
-    const out = await serviceChanges(factsWith({ kubelet: 'enabled active', 'kube-proxy': 'enabled active' }), ['kubelet', 'kube-proxy'], inputs, [put('/etc/systemd/system/kubelet.service')]);
+    const out = serviceChanges(factsWith({ kubelet: 'enabled active', 'kube-proxy': 'enabled active' }), ['kubelet', 'kube-proxy'], inputs, [put('/etc/systemd/system/kubelet.service')]);
     expect(texts(out)).toEqual(['systemctl daemon-reload', 'systemctl restart kubelet']);
   });
 
   it('plans nothing for an enabled, active service whose inputs did not change', async () => {
-    expect(await serviceChanges(factsWith({ etcd: 'enabled active' }), ['etcd'], [], [])).toEqual([]);
+    expect(serviceChanges(factsWith({ etcd: 'enabled active' }), ['etcd'], [], [])).toEqual([]);
+  });
+
+  it('parses the state of several services from one systemctl show, a missing unit included', () => {
+    const states = parseServiceStates('Id=kubelet.service\nActiveState=active\nUnitFileState=enabled\n\nId=nosuch.service\nActiveState=inactive\nUnitFileState=\n');
+    expect(states.get('kubelet')).toEqual({ enabled: 'enabled', active: 'active' });
+    expect(states.get('nosuch')).toEqual({ enabled: '', active: 'inactive' });
   });
 
   it('enables and starts a service that is not running', async () => {
-    expect(texts(await serviceChanges(factsWith({}), ['containerd'], [], []))).toEqual(['systemctl enable containerd', 'systemctl start containerd']);
+    expect(texts(serviceChanges(factsWith({}), ['containerd'], [], []))).toEqual(['systemctl enable containerd', 'systemctl start containerd']);
   });
 });

@@ -2,7 +2,7 @@
 // service only when one of its own inputs changed in this plan, start it when it is not running,
 // and wait until it is really active (a failure shows the service's journal).
 import { sh, type Command } from '../../shell.ts';
-import type { Facts } from '../../engine/facts.ts';
+import type { ServiceState } from './inspect.ts';
 import type { Change } from '../../engine/types.ts';
 import { ANY } from '../../layout.ts';
 
@@ -15,19 +15,15 @@ export interface ServiceInput {
 /** Seconds a service may take to become active after a start or restart. */
 export const ACTIVE_TIMEOUT_S = 90;
 
-/** The service changes that follow the planned file changes, for the services this step owns. */
-export async function serviceChanges(facts: Facts, services: readonly string[], inputs: ServiceInput[], planned: Change[]): Promise<Change[]> {
+/** The service changes that follow the planned file changes, for the services this step owns. Pure. */
+export function serviceChanges(states: Map<string, ServiceState>, services: readonly string[], inputs: ServiceInput[], planned: Change[]): Change[] {
   const changed = new Set(planned.flatMap((c) => (c.kind === 'put' ? [c.path] : [])));
   const out: Change[] = [];
   if ([...changed].some((p) => p.startsWith(`${ANY.units}/`))) {
     out.push({ kind: 'exec', cmd: sh`systemctl daemon-reload`, reason: 'a unit file changed' });
   }
-  if (services.length === 0) return out;
-  const states = await facts.probe(
-    Object.fromEntries(services.map((s) => [s, sh`echo "$(systemctl is-enabled ${s} 2>/dev/null) $(systemctl is-active ${s} 2>/dev/null)"`])),
-  );
   for (const s of services) {
-    const [enabled, active] = states[s]!.stdout.trim().split(/\s+/);
+    const { enabled, active } = states.get(s) ?? { enabled: '', active: '' };
     if (enabled !== 'enabled') out.push({ kind: 'exec', cmd: sh`systemctl enable ${s}`, reason: `${s} is ${enabled || 'not installed'}` });
     const why = inputs.filter((i) => i.services.includes(s) && changed.has(i.path)).map((i) => i.path);
     if (why.length > 0) {
@@ -44,10 +40,12 @@ export function startAndWait(verb: 'start' | 'restart', service: string): Comman
   return sh`systemctl ${verb} ${service} && ${waitActive(service)}`;
 }
 
-/** Waits until a service is active (and still active two seconds later); on failure prints its journal and exits 1. */
+/** Waits until a service is active (polling every half second); on failure prints its journal and exits 1. */
 export function waitActive(service: string, timeoutS = ACTIVE_TIMEOUT_S): Command {
   // One line, so plans and logs show it as one command.
-  return sh`for i in $(seq ${timeoutS}); do systemctl is-active --quiet ${service} && sleep 2 && systemctl is-active --quiet ${service} && exit 0; sleep 1; done; echo ${`${service} did not stay active within ${timeoutS}s; its last log lines:`} >&2; journalctl -u ${service} -n 15 --no-pager -o cat >&2; exit 1`;
+  // A service that dies later is caught by `hardway verify` at the end of `up`; waiting here for it
+  // to stay up would add seconds to every restart.
+  return sh`for i in $(seq ${timeoutS * 2}); do systemctl is-active --quiet ${service} && exit 0; sleep 0.5; done; echo ${`${service} did not become active within ${timeoutS}s; its last log lines:`} >&2; journalctl -u ${service} -n 15 --no-pager -o cat >&2; exit 1`;
 }
 
 /** Restarts the running services whose inputs changed (files installed by another step). */

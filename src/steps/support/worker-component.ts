@@ -2,14 +2,15 @@
 // service, restarted only when one of its own inputs changed. containerd, the CNI plugins, the
 // kubelet and kube-proxy are each one such step, so each reruns alone and each checks only the
 // binaries it needs.
-import { fileChanges, type DesiredFile } from '../../engine/desired.ts';
+import type { DesiredFile } from '../../engine/desired.ts';
 import type { Change, Step, StepContext } from '../../engine/types.ts';
 import type { RenderedFile } from '../../render/machine.ts';
 import { WORKER } from '../../layout.ts';
 import { binaryFiles, cniPluginFiles, hasBinary } from './binaries.ts';
 import { renderedFor } from './rendered.ts';
 import { serviceChanges } from './services.ts';
-import { workerRenderOptions } from './worker-render.ts';
+import { fileChangesFrom, inspect } from './inspect.ts';
+import { RESOLVED_PROBE, workerRenderOptions } from './worker-render.ts';
 
 /** What makes up one worker component. */
 export interface WorkerComponent {
@@ -38,11 +39,15 @@ export function workerComponentStep(c: WorkerComponent): Step {
       const optional = (c.optionalBinaries ?? []).filter((b) => hasBinary(inventory.dir, b));
       const binaries: DesiredFile[] = await binaryFiles(inventory.dir, [...c.binaries, ...optional], WORKER.bin);
       if (c.cniPlugins) binaries.push(...(await cniPluginFiles(inventory.dir, c.cniPlugins, WORKER.cniBin)));
-      const rendered = renderedFor(inventory, machine, 'bootstrap-workers', await workerRenderOptions(inventory, facts), c.files);
-      const changes = await fileChanges(facts, [...binaries, ...rendered.files]);
+      // Which files a component has does not depend on the machine's facts, only their content does.
+      const paths = renderedFor(inventory, machine, 'bootstrap-workers', {}, c.files).files.map((f) => f.path);
+      const services = c.service ? [c.service] : [];
+      const found = await inspect(facts, [...binaries.map((b) => b.path), ...paths], services, { resolved: RESOLVED_PROBE });
+      const rendered = renderedFor(inventory, machine, 'bootstrap-workers', workerRenderOptions(inventory, found.probes.resolved!), c.files);
+      const changes = fileChangesFrom(found, [...binaries, ...rendered.files]);
       if (!c.service) return changes;
       const inputs = [...rendered.inputs, ...c.binaries.map((b) => ({ path: `${WORKER.bin}/${b}`, services: [c.service!] }))];
-      return [...changes, ...(await serviceChanges(facts, [c.service], inputs, changes))];
+      return [...changes, ...serviceChanges(found.services, services, inputs, changes)];
     },
   };
 }

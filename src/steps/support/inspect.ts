@@ -1,0 +1,52 @@
+// One round trip per step and machine: the files a step manages (SHA-256, mode, owner), the state
+// of its services, and any other read-only probe it needs, asked in one facts batch.
+import { changesForFile, type DesiredFile } from '../../engine/desired.ts';
+import type { Facts, FileFact, ProbeResult } from '../../engine/facts.ts';
+import type { Change } from '../../engine/types.ts';
+import { sh, type Command } from '../../shell.ts';
+
+/** What one inspection found. */
+export interface Inspection {
+  files: Map<string, FileFact>;
+  services: Map<string, ServiceState>;
+  probes: Record<string, ProbeResult>;
+}
+
+/** A systemd service's state: `enabled`/`disabled`/'' (no unit) and `active`/`inactive`/`failed`/... */
+export interface ServiceState {
+  enabled: string;
+  active: string;
+}
+
+/** Stats `paths`, reads the state of `services` and runs `probes`, all in one remote command. */
+export async function inspect(facts: Facts, paths: string[], services: readonly string[] = [], probes: Record<string, Command> = {}): Promise<Inspection> {
+  const keys = Object.keys(probes);
+  const extra: Command[] = [...(services.length ? [serviceStatesCommand(services)] : []), ...keys.map((k) => probes[k]!)];
+  const answers = await facts.batch([...paths.map((path) => ({ op: 'S' as const, path })), ...extra.map((cmd) => ({ op: 'C' as const, cmd }))]);
+  const files = new Map(paths.map((p, i) => [p, answers[i] as FileFact]));
+  let next = paths.length;
+  const states = services.length ? parseServiceStates((answers[next++] as ProbeResult).stdout) : new Map<string, ServiceState>();
+  const results = Object.fromEntries(keys.map((k) => [k, answers[next++] as ProbeResult]));
+  return { files, services: states, probes: results };
+}
+
+/** The changes that make every desired file right, given an inspection that stat'ed them. */
+export function fileChangesFrom(found: Inspection, desired: DesiredFile[]): Change[] {
+  return desired.flatMap((d) => changesForFile(d, found.files.get(d.path)!));
+}
+
+/** One `systemctl show` for many services (one process, not two per service). */
+export function serviceStatesCommand(services: readonly string[]): Command {
+  return sh`systemctl show -p Id -p UnitFileState -p ActiveState ${services.map((s) => `${s}.service`)}`;
+}
+
+/** Parses `systemctl show -p Id -p UnitFileState -p ActiveState` output, keyed by service name. */
+export function parseServiceStates(text: string): Map<string, ServiceState> {
+  const out = new Map<string, ServiceState>();
+  for (const block of text.split(/\n\s*\n/)) {
+    const props = Object.fromEntries(block.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    if (!props.Id) continue;
+    out.set(props.Id.replace(/\.service$/, ''), { enabled: props.UnitFileState ?? '', active: props.ActiveState ?? '' });
+  }
+  return out;
+}
