@@ -8,6 +8,7 @@ import type { ConnectionPool } from './connections.ts';
 import type { RunLog } from './run-log.ts';
 import type { Change, HostContext, HostResult, Step, StepContext, StepOptions } from './types.ts';
 import { applyChange, describeChange } from './apply.ts';
+import { mapLimit } from './fanout.ts';
 import { createFacts } from './facts.ts';
 import { loggedTransport } from './logged-transport.ts';
 import { changeLines, planLines } from './describe.ts';
@@ -63,9 +64,13 @@ export async function runStepOnHost(step: Step, host: Host, inventory: Inventory
       return result(changes.length ? 'changed' : 'unchanged');
     }
     details = changeLines(changes);
-    for (const change of changes) {
-      await applyChange(transport, change);
-      applied++;
+    for (const batch of uploadBatches(changes)) {
+      // Uploads next to each other are independent: they go in parallel over the one connection
+      // (each is atomic on its own). Commands stay in order, and wait for the uploads before them.
+      await mapLimit(batch, PARALLEL_UPLOADS, async (change) => {
+        await applyChange(transport, change);
+        applied++;
+      });
     }
     if (changes.length > 0) {
       const again = await plan();
@@ -86,6 +91,20 @@ export async function runStepOnHost(step: Step, host: Host, inventory: Inventory
     runLog.write(`${step.name} failed: ${(e as Error)?.stack ?? message}`, host.name);
     return { ...result('failed', message), untouched: e instanceof PreconditionError && applied === 0 };
   }
+}
+
+/** Uploads a machine takes at once (below the transport's channel cap). */
+const PARALLEL_UPLOADS = 4;
+
+/** Splits changes into runs that may go at once: each run of consecutive puts, and each exec alone. */
+export function uploadBatches(changes: Change[]): Change[][] {
+  const batches: Change[][] = [];
+  for (const c of changes) {
+    const last = batches[batches.length - 1];
+    if (c.kind === 'put' && last && last[0]!.kind === 'put') last.push(c);
+    else batches.push([c]);
+  }
+  return batches;
 }
 
 /** Secret contents are registered before anything is logged, so no log line can carry them. */

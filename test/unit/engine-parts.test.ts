@@ -101,3 +101,14 @@ describe('facts over a real shell', () => {
     expect(failed).toEqual({ code: 7, stdout: '' });
   });
 });
+
+describe('uploadBatches', () => {
+  it('groups consecutive uploads and keeps every command alone, in order', async () => {
+    const { uploadBatches } = await import('../../src/engine/host-run.ts');
+    const { sh } = await import('../../src/shell.ts');
+    const put = (path: string) => ({ kind: 'put' as const, path, content: Buffer.from(''), mode: 0o644, reason: 'missing' });
+    const run = (t: string) => ({ kind: 'exec' as const, cmd: sh`${t}`, reason: 'r' });
+    const shape = uploadBatches([put('a'), put('b'), run('x'), put('c'), run('y'), run('z')]).map((b) => b.map((c) => (c.kind === 'put' ? c.path : c.cmd.text)));
+    expect(shape).toEqual([['a', 'b'], ['x'], ['c'], ['y'], ['z']]);
+  });
+});
