@@ -3,22 +3,9 @@
 // cannot list nodes. Those two failures are by design; every other step on every machine must have
 // converged (changed or unchanged) for the push to count as complete.
 
-/** One step on one machine, as in the --json summary. */
-export interface StepResult {
-  step: string;
-  machine: string;
-  status: 'changed' | 'unchanged' | 'failed' | 'skipped';
-  changes: number;
-  error?: string;
-}
-
-/** The --json summary of a run. */
-export interface UpSummary {
-  ok: boolean;
-  changed: number;
-  failed: number;
-  results: StepResult[];
-}
+/** One step on one machine, and the whole --json summary: the engine's own types. */
+export type { HostResult as StepResult, RunResult as UpSummary } from '../../src/engine/types.ts';
+import type { HostResult as StepResult, RunResult as UpSummary } from '../../src/engine/types.ts';
 
 /** Parses the one JSON object `hardway up --json` prints on stdout. */
 export function parseSummary(stdout: string): UpSummary {

@@ -6,9 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli.ts';
+import { runCli } from '../helpers/cli.ts';
 import { cacheDir } from '../../src/download/cache.ts';
 import { DEBIAN_PACKAGES, downloadFromDebian } from '../../src/download/debian.ts';
 import { readDownloads } from '../../src/download/layout.ts';
@@ -19,14 +18,8 @@ const native = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8'
 const cache = cacheDir(process.env);
 
 async function run(project: string, args: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  const code = await main(['download', ...args], { stdout, stderr, cwd: project, env: process.env });
-  return { code, out, err };
+  const r = await runCli(['download', ...args], project, process.env);
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 /** ELF e_machine: 0x3e x86-64, 0xb7 aarch64. */

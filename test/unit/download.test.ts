@@ -5,9 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli.ts';
+import { runCli } from '../helpers/cli.ts';
 import { BINARY_DIRS, readDownloads, requireBinaries, type DownloadsManifest } from '../../src/download/layout.ts';
 import { FailureError } from '../../src/errors.ts';
 import { buildFakeReleases, fakeBinary, startReleaseServer, type ReleaseServer } from '../fixtures/download/release-server.ts';
@@ -33,19 +32,9 @@ afterEach(async () => {
 });
 
 async function download(args: string[] = ['--arch', 'amd64'], extraEnv: Record<string, string> = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d) => (out += d));
-  stderr.on('data', (d) => (err += d));
-  const code = await main(['download', ...args], {
-    stdout,
-    stderr,
-    cwd: project,
-    env: { HOME: work, XDG_CACHE_HOME: cache, HARDWAY_VERSIONS_FILE: fake.versionsFile, HARDWAY_DOWNLOAD_BASE_URL: server.baseUrl, ...extraEnv },
-  });
-  return { code, out, err };
+  const env = { HOME: work, XDG_CACHE_HOME: cache, HARDWAY_VERSIONS_FILE: fake.versionsFile, HARDWAY_DOWNLOAD_BASE_URL: server.baseUrl, ...extraEnv };
+  const r = await runCli(['download', ...args], project, env);
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 const sha256 = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
