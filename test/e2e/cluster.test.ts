@@ -1,0 +1,310 @@
+// The whole cluster on a 1-server 2-worker lab: `hardway up --dry-run` on the fresh machines
+// changes nothing; `hardway up` converges everything the test stand-ins allow (etcd over TLS,
+// containerd with the rendered config, CNI pod networks, routes that survive a reboot); a rerun
+// changes nothing; a new pod subnet for node-1 touches only node-1's CNI and kubelet configs and
+// the others' routes; verify passes on the workers and names what is broken, changing nothing.
+// Binaries: Debian's etcd/containerd/runc/CNI/kubectl; the Kubernetes server binaries are TEST
+// STAND-INS (test/fixtures/stand-ins) that serve no API, so kubelet-rbac and the API check of
+// verify on the server fail with "the API does not answer", and nothing else fails.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contains, parseCidr, parseIPv4, type Network } from '../../src/net/ipv4.ts';
+import { useLab, type Lab } from './helpers/lab.ts';
+import {
+  eventually, failures, filesChangedSince, invocationIds, markTime, newLog, podNetns, prepareClusterProject, remoteSha256,
+  runJson, runtimeState, serviceStates, statuses, type RunSummary,
+} from './helpers/cluster.ts';
+
+const lab = useLab({ name: 'e2e-cl', subnet: '10.240.50.0/24', servers: 1, workers: 2 });
+const UP = ['up', '--keep-going', '--api-timeout', '1'];
+const WORKER_SERVICES = ['containerd', 'kubelet', 'kube-proxy', 'hardway-pod-routes'] as const;
+const API_DOWN = /^the API server at https:\/\/127\.0\.0\.1:6443 did not answer within 1s: /;
+const VERIFY_API_ONLY = /^1 problem\(s\) on server:\n {2}- the API does not answer "kubectl get nodes": [^\n]*$/;
+
+const ip = (l: Lab, host: string) => l.machines.find((m) => m.hostname === host)!.ip;
+const workers = (l: Lab) => l.machines.filter((m) => m.role === 'worker');
+const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+const net = (cidr: string) => (parseCidr(cidr) as { ok: true; net: Network }).net;
+
+/** Expects exactly the failures the stand-in API causes on the server, nothing else failed or skipped. */
+function expectOnlyStandInApiFailures(s: RunSummary): void {
+  const f = failures(s);
+  expect(Object.keys(f).sort(), JSON.stringify(f, null, 1)).toEqual(['kubelet-rbac@server', 'verify@server']);
+  expect(f['kubelet-rbac@server']).toMatch(API_DOWN);
+  expect(f['verify@server']).toMatch(VERIFY_API_ONLY);
+  expect(s.results.filter((r) => r.status === 'skipped')).toEqual([]);
+}
+
+describe('hardway up on a 1-server 2-worker lab (Kubernetes server binaries are test stand-ins)', () => {
+  let renderDir = '';
+  beforeAll(async () => {
+    await prepareClusterProject(lab());
+    renderDir = mkdtempSync(join(tmpdir(), 'hardway-e2e-cl-render-'));
+  });
+  afterAll(() => {
+    if (renderDir) rmSync(renderDir, { recursive: true, force: true });
+  });
+
+  it('up --dry-run on the fresh machines shows the planned changes and changes nothing on any machine (secrets hidden)', async () => {
+    const l = lab();
+    for (const c of ['certs', 'kubeconfigs', 'encryption-config']) {
+      const r = await l.hardway([c]);
+      expect(r.code, `${c}: ${r.stderr}`).toBe(0);
+    }
+    const pki = readdirSync(join(l.dir, 'pki')).sort();
+    const pkiSums = pki.map((f) => sha256(join(l.dir, 'pki', f)));
+    const watched = ['/etc/hosts', '/etc/cloud/templates/hosts.debian.tmpl', '/etc/hostname', '/var/lib/kubernetes/ca.key',
+      '/usr/local/bin/etcd', '/etc/systemd/system/kubelet.service', '/etc/containerd/config.toml', '/etc/cni/net.d/10-bridge.conf',
+      '/etc/systemd/system/hardway-pod-routes.service', '/var/lib/kubelet/kubelet.key'];
+    const before = new Map<string, [Map<string, string>, string]>();
+    for (const m of l.machines) {
+      before.set(m.hostname, [await remoteSha256(l, m.hostname, watched), await runtimeState(l, m.hostname)]);
+      await markTime(l, m.hostname);
+    }
+    // The fresh machines have none of what up installs.
+    for (const [, [sums]] of before) {
+      for (const p of watched.slice(3)) expect(sums.get(p), p).toBe('missing');
+    }
+
+    const r = await l.hardway(['up', '--dry-run', '--api-timeout', '1']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Summary (dry run: nothing was changed):');
+    expect(r.stdout).toContain('server: bootstrap-etcd: would change');
+    expect(r.stdout).toContain('server:   put /usr/local/bin/etcd 0755 root:root (missing)');
+    expect(r.stdout).toContain('server:   put /var/lib/kubernetes/ca.key 0600 root:root (secret) (missing)');
+    expect(r.stdout).toContain('server:   run: kubectl --kubeconfig=/var/lib/kubernetes/admin.kubeconfig --request-timeout=5s apply -f - (');
+    for (const w of workers(l)) {
+      expect(r.stdout).toContain(`${w.hostname}:   put /etc/systemd/system/kubelet.service 0644 root:root (missing)`);
+      expect(r.stdout).toContain(`${w.hostname}:   put /etc/containerd/config.toml 0644 root:root (missing)`);
+      expect(r.stdout).not.toContain(`${w.hostname}:   put /var/lib/kubernetes/ca.key`);
+    }
+    expect(r.stdout).toMatch(/^\d+ changed, \d+ unchanged, 0 failed, 0 skipped \(\d+ planned changes\)$/m);
+    // Secrets never appear: no key material, not the encryption key.
+    const encKey = /secret: (\S+)/.exec(readFileSync(join(l.dir, 'pki/encryption-config.yaml'), 'utf8'))![1]!;
+    expect(r.stdout + r.stderr).not.toContain('PRIVATE KEY');
+    expect(r.stdout + r.stderr).not.toContain(encKey);
+
+    for (const m of l.machines) {
+      expect(await filesChangedSince(l, m.hostname), `files written on ${m.hostname}`).toEqual([]);
+      const [sums, state] = before.get(m.hostname)!;
+      expect(await remoteSha256(l, m.hostname, watched)).toEqual(sums);
+      expect(await runtimeState(l, m.hostname)).toBe(state);
+    }
+    // Not even pki/ on the jumpbox changed.
+    expect(readdirSync(join(l.dir, 'pki')).sort()).toEqual(pki);
+    expect(pki.map((f) => sha256(join(l.dir, 'pki', f)))).toEqual(pkiSums);
+  });
+
+  it('up converges every step the stand-ins allow: etcd over TLS, containerd with the rendered config, services, key placement, pod networks and routes that survive a reboot', async () => {
+    const l = lab();
+    const up = await runJson(l, UP);
+    expect(up.code, up.stderr).toBe(1);
+    expectOnlyStandInApiFailures(up.json);
+    expect(up.json.results.filter((r) => !r.step.startsWith('verify') && r.step !== 'kubelet-rbac').every((r) => r.status === 'changed')).toBe(true);
+    expect(up.json.results.filter((r) => r.step === 'verify' && r.machine !== 'server').map((r) => r.status)).toEqual(['unchanged', 'unchanged']);
+
+    // etcd answers over TLS with the client certificate hardway issued, and only with it.
+    const etcdTls = '--endpoints=https://127.0.0.1:2379 --cacert=/etc/etcd/ca.crt --command-timeout=3s';
+    const clientCert = '--cert=/var/lib/kubernetes/etcd-client.crt --key=/var/lib/kubernetes/etcd-client.key';
+    const health = await l.ssh('server', `ETCDCTL_API=3 etcdctl ${etcdTls} ${clientCert} endpoint health 2>&1`);
+    expect(health.code, health.stdout).toBe(0);
+    expect(health.stdout).toContain('https://127.0.0.1:2379 is healthy');
+    const installed = await remoteSha256(l, 'server', ['/var/lib/kubernetes/etcd-client.crt', '/var/lib/kubernetes/etcd-client.key', '/etc/etcd/ca.crt']);
+    expect([...installed.values()]).toEqual(['pki/etcd-client.crt', 'pki/etcd-client.key', 'pki/etcd-ca.crt'].map((f) => sha256(join(l.dir, f))));
+    expect((await l.ssh('server', `ETCDCTL_API=3 timeout 20 etcdctl ${etcdTls} endpoint health`)).code).not.toBe(0);
+
+    // Every rendered file is installed byte for byte (hosts blocks are merged, not installed).
+    const render = await l.hardway(['render', '--out', renderDir]);
+    expect(render.code, render.stderr).toBe(0);
+    for (const m of l.machines) {
+      const root = join(renderDir, m.hostname);
+      const files = (readdirSync(root, { recursive: true }) as string[])
+        .filter((f) => !f.endsWith('.hardway-block') && statSync(join(root, f)).isFile());
+      const live = await remoteSha256(l, m.hostname, files.map((f) => `/${f}`));
+      for (const f of files) expect(live.get(`/${f}`), `${m.hostname}:/${f}`).toBe(sha256(join(root, f)));
+      if (m.role === 'worker') expect(files).toContain('etc/containerd/config.toml');
+    }
+
+    for (const w of workers(l)) {
+      // containerd runs with that config: systemd cgroups for runc.
+      expect(await l.run(w.hostname, 'containerd config dump')).toMatch(/^\s*SystemdCgroup = true$/m);
+      expect(await serviceStates(l, w.hostname, WORKER_SERVICES)).toEqual(Object.fromEntries(WORKER_SERVICES.map((s) => [s, 'active'])));
+    }
+
+    // Keys: 0600 root everywhere; the CA key on the server only (no worker holds its bytes under any name).
+    const secrets = "find /var/lib/kubernetes /var/lib/kubelet /var/lib/kube-proxy /etc/etcd \\( -name '*.key' -o -name '*kubeconfig' -o -name 'encryption-config.yaml' \\) -printf '%m %u %p\\n' 2>/dev/null | sort -k3";
+    expect((await l.run('server', secrets)).trim().split('\n')).toEqual([
+      '/etc/etcd/server.key', '/var/lib/kubernetes/admin.kubeconfig', '/var/lib/kubernetes/ca.key', '/var/lib/kubernetes/encryption-config.yaml',
+      '/var/lib/kubernetes/etcd-client.key', '/var/lib/kubernetes/kube-api-server.key', '/var/lib/kubernetes/kube-controller-manager.kubeconfig',
+      '/var/lib/kubernetes/kube-scheduler.kubeconfig', '/var/lib/kubernetes/service-accounts.key',
+    ].map((p) => `600 root ${p}`));
+    expect((await remoteSha256(l, 'server', ['/var/lib/kubernetes/ca.key'])).get('/var/lib/kubernetes/ca.key')).toBe(sha256(join(l.dir, 'pki/ca.key')));
+    const caKeySize = readFileSync(join(l.dir, 'pki/ca.key')).length;
+    for (const w of workers(l)) {
+      expect((await l.run(w.hostname, secrets)).trim().split('\n')).toEqual(
+        ['/var/lib/kube-proxy/kubeconfig', '/var/lib/kubelet/kubeconfig', '/var/lib/kubelet/kubelet.key'].map((p) => `600 root ${p}`));
+      const sameSize = await l.run(w.hostname, `find / -xdev -type f -size ${caKeySize}c -exec sha256sum {} + 2>/dev/null || true`);
+      expect(sameSize).not.toContain(sha256(join(l.dir, 'pki/ca.key')));
+      expect(await l.run(w.hostname, 'find / -xdev -name ca.key 2>/dev/null || true')).toBe('');
+    }
+
+    // A pod network namespace through the rendered CNI config gets an address from its worker's subnet.
+    const podIp: Record<string, string> = {};
+    for (const w of workers(l)) {
+      podIp[w.hostname] = await podNetns(l, w.hostname, 'e2e-pod');
+      expect(contains(net(w.podSubnet!), parseIPv4(podIp[w.hostname]!)!), `${podIp[w.hostname]} in ${w.podSubnet}`).toBe(true);
+    }
+
+    // node-0's pod reaches node-1's pod through the plain route via node-1 (no overlay device anywhere).
+    await l.run('node-1', `ip netns exec e2e-pod setsid socat TCP-LISTEN:7777,reuseaddr,fork SYSTEM:'echo pong from node-1 pod' </dev/null >/dev/null 2>&1 &`);
+    expect(await l.run('node-0', `ip route get ${podIp['node-1']}`)).toContain(`via ${ip(l, 'node-1')} dev host0`);
+    // -t 5: after sending, wait up to 5 s for the answer (socat's default 0.5 s loses slow replies).
+    const ask = `echo ping | ip netns exec e2e-pod socat -t 5 -T 5 - TCP:${podIp['node-1']}:7777,connect-timeout=5`;
+    expect(await eventually(() => l.run('node-0', ask), 10)).toBe('pong from node-1 pod\n');
+    for (const w of workers(l)) expect(await l.run(w.hostname, 'ip -d link show')).not.toMatch(/\b(vxlan|geneve|ipip|gre|wireguard)\b/);
+    // The route is what carries it: without it node-0 cannot reach the pod; hardway routes puts it back.
+    await l.run('node-0', `ip route del ${workers(l)[1]!.podSubnet} via ${ip(l, 'node-1')}`);
+    expect((await l.ssh('node-0', ask)).code).not.toBe(0);
+    const fix = await runJson(l, ['routes', '--node', 'node-0']);
+    expect(statuses(fix.json)).toEqual(['changed node-0 routes']);
+    expect(await l.run('node-0', ask)).toBe('pong from node-1 pod\n');
+
+    // After a real reboot of node-1 its routes and every name are still there, its services run again.
+    const reboot = await l.hardway(['lab', 'reboot', '--name', l.name, 'node-1']);
+    expect(reboot.code, reboot.stderr).toBe(0);
+    await eventually(async () => {
+      expect(await serviceStates(l, 'node-1', WORKER_SERVICES)).toEqual(Object.fromEntries(WORKER_SERVICES.map((s) => [s, 'active'])));
+    });
+    expect(await l.run('node-1', 'ip -4 route show')).toContain(`${workers(l)[0]!.podSubnet} via ${ip(l, 'node-0')} dev host0`);
+    const names = l.machines.flatMap((m) => [m.hostname, m.fqdn]);
+    const resolved = await l.run('node-1', names.map((n) => `echo ${n} $(getent hosts ${n} | awk '{print $1; exit}')`).join('; '));
+    expect(resolved.trim().split('\n')).toEqual(l.machines.flatMap((m) => [`${m.hostname} ${m.ip}`, `${m.fqdn} ${m.ip}`]));
+  });
+
+  it('a second up --json reports "changed": 0', async () => {
+    const l = lab();
+    const again = await runJson(l, UP);
+    expect(again.code).toBe(1);
+    expect(again.json.changed, statuses(again.json).join('\n')).toBe(0);
+    expectOnlyStandInApiFailures(again.json);
+    expect(again.json.results.filter((r) => r.status !== 'failed').every((r) => r.status === 'unchanged' && r.changes === 0)).toBe(true);
+  });
+
+  it("a new pod subnet for node-1 changes only node-1's CNI and kubelet configs, restarts only its kubelet, and routes then update the others", async () => {
+    const l = lab();
+    const machinesTxt = join(l.dir, 'machines.txt');
+    const original = readFileSync(machinesTxt, 'utf8');
+    const oldSubnet = workers(l)[1]!.podSubnet!;
+    const newSubnet = '10.200.9.0/24';
+    const services = ['kubelet', 'kube-proxy', 'containerd'] as const;
+    const ids = async () => ({ 'node-0': await invocationIds(l, 'node-0', services), 'node-1': await invocationIds(l, 'node-1', services) });
+    try {
+      // A pod on node-1 in the old subnet: its bridge cni0 now holds the old gateway address.
+      const oldPod = await podNetns(l, 'node-1', 'e2e-old');
+      expect(contains(net(oldSubnet), parseIPv4(oldPod)!)).toBe(true);
+      const oldGateway = (await l.run('node-1', 'ip -4 -o addr show dev cni0')).match(/inet (\S+)/)![1]!;
+      const before = await ids();
+      const node0Files = await remoteSha256(l, 'node-0', ['/etc/cni/net.d/10-bridge.conf', '/var/lib/kubelet/kubelet-config.yaml']);
+      writeFileSync(machinesTxt, original.replace(` ${oldSubnet}\n`, ` ${newSubnet}\n`));
+      expect(readFileSync(machinesTxt, 'utf8')).toContain(`node-1 ${newSubnet}\n`);
+      const logs = readdirSync(join(l.dir, 'logs'));
+
+      const bw = await runJson(l, ['bootstrap-workers', '--node', 'node-1']);
+      expect(bw.code, bw.stderr).toBe(0);
+      expect(bw.json.results).toEqual([
+        { step: 'worker-os', machine: 'node-1', status: 'unchanged', changes: 0 },
+        { step: 'containerd', machine: 'node-1', status: 'unchanged', changes: 0 },
+        { step: 'cni', machine: 'node-1', status: 'changed', changes: 2 },
+        { step: 'kubelet', machine: 'node-1', status: 'changed', changes: 2 },
+        { step: 'kube-proxy', machine: 'node-1', status: 'unchanged', changes: 0 },
+      ]);
+      // The run log: two uploads, the old gateway taken off the bridge, the kubelet restarted, all on
+      // node-1; no other machine was even asked.
+      const log = newLog(l, logs);
+      const uploads = [...log.matchAll(/^\S+ (\S+): upload (\S+) /gm)].map((m) => `${m[1]} ${m[2]}`);
+      expect(uploads).toEqual(['node-1 /etc/cni/net.d/10-bridge.conf', 'node-1 /var/lib/kubelet/kubelet-config.yaml']);
+      const commands = [...log.matchAll(/^\S+ (\S+): \$ (.*)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+      expect(commands).toHaveLength(2);
+      expect(commands[0]).toBe(`node-1 ip addr del ${oldGateway} dev cni0`);
+      expect(commands[1]).toMatch(/^node-1 systemctl restart kubelet && /);
+      expect(log).not.toMatch(/^\S+ (node-0|server): /m);
+      expect(await l.run('node-1', 'cat /etc/cni/net.d/10-bridge.conf')).toContain(`"subnet": "${newSubnet}"`);
+      expect(await l.run('node-1', 'cat /var/lib/kubelet/kubelet-config.yaml')).toContain(newSubnet);
+      expect(await remoteSha256(l, 'node-0', [...node0Files.keys()])).toEqual(node0Files);
+
+      const after = await ids();
+      expect(after['node-0']).toEqual(before['node-0']);
+      expect(after['node-1'].kubelet).not.toBe(before['node-1'].kubelet);
+      expect(after['node-1']['kube-proxy']).toBe(before['node-1']['kube-proxy']);
+      expect(after['node-1'].containerd).toBe(before['node-1'].containerd);
+
+      const routes = await runJson(l, ['routes']);
+      expect(routes.code, routes.stderr).toBe(0);
+      expect(statuses(routes.json)).toEqual(['changed server routes', 'changed node-0 routes', 'unchanged node-1 routes']);
+      for (const m of ['server', 'node-0']) {
+        const table = await l.run(m, 'ip -4 route show');
+        expect(table).toContain(`${newSubnet} via ${ip(l, 'node-1')} dev host0`);
+        expect(table).not.toContain(oldSubnet);
+        const unit = await l.run(m, 'cat /etc/systemd/system/hardway-pod-routes.service');
+        expect(unit).toContain(`ExecStart=/sbin/ip route replace ${newSubnet} via ${ip(l, 'node-1')}`);
+        expect(unit).not.toContain(oldSubnet);
+      }
+      expect((await runJson(l, ['routes'])).json.changed).toBe(0);
+
+      // A new pod on node-1 gets an address from the new subnet, and node-0's pod reaches it there.
+      const newPod = await podNetns(l, 'node-1', 'e2e-new');
+      expect(contains(net(newSubnet), parseIPv4(newPod)!), `${newPod} in ${newSubnet}`).toBe(true);
+      await l.run('node-1', `ip netns exec e2e-new setsid socat TCP-LISTEN:7777,reuseaddr,fork SYSTEM:'echo pong from the new subnet' </dev/null >/dev/null 2>&1 &`);
+      // e2e-pod on node-0 is the pod of the up test (node-0 was not rebooted).
+      const ask = `echo ping | ip netns exec e2e-pod socat -t 5 -T 5 - TCP:${newPod}:7777,connect-timeout=5`;
+      expect(await eventually(() => l.run('node-0', ask), 10)).toBe('pong from the new subnet\n');
+    } finally {
+      // Later tests want the original cluster back.
+      writeFileSync(machinesTxt, original);
+    }
+    const back = await runJson(l, ['bootstrap-workers', '--node', 'node-1']);
+    expect(back.code, back.stderr).toBe(0);
+    const routesBack = await runJson(l, ['routes']);
+    expect(routesBack.code, routesBack.stderr).toBe(0);
+    expect(await l.run('node-0', 'ip -4 route show')).toContain(`${oldSubnet} via ${ip(l, 'node-1')} dev host0`);
+  });
+
+  it('verify passes on the converged workers and names what is broken without changing anything', async () => {
+    const l = lab();
+    const ok = await runJson(l, ['verify', '--node', 'node-0', '--node', 'node-1']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(statuses(ok.json)).toEqual(['unchanged node-0 verify', 'unchanged node-1 verify']);
+
+    // Break two things: a stopped service on node-0, a key readable by others on node-1.
+    await l.run('node-0', 'systemctl stop kube-proxy');
+    await l.run('node-1', 'chmod 0644 /var/lib/kubelet/kubelet.key');
+    const before = { 'node-0': await runtimeState(l, 'node-0'), 'node-1': await runtimeState(l, 'node-1') };
+    for (const w of workers(l)) await markTime(l, w.hostname);
+
+    const bad = await runJson(l, ['verify']);
+    expect(bad.code).toBe(1);
+    const f = failures(bad.json);
+    expect(Object.keys(f).sort()).toEqual(['verify@node-0', 'verify@node-1', 'verify@server']);
+    expect(f['verify@node-0']).toBe('1 problem(s) on node-0:\n  - service kube-proxy is inactive');
+    expect(f['verify@node-1']).toBe('1 problem(s) on node-1:\n  - /var/lib/kubelet/kubelet.key is readable by others (mode 644)');
+    expect(f['verify@server']).toMatch(VERIFY_API_ONLY);
+    expect(bad.json.changed).toBe(0);
+
+    // verify only read: the breakage is still there, nothing was written or restarted.
+    for (const w of workers(l)) {
+      expect(await filesChangedSince(l, w.hostname), `files written on ${w.hostname}`).toEqual([]);
+      expect(await runtimeState(l, w.hostname)).toBe(before[w.hostname as 'node-0' | 'node-1']);
+    }
+    expect((await l.ssh('node-0', 'systemctl is-active kube-proxy')).stdout.trim()).toBe('inactive');
+    expect((await l.run('node-1', 'stat -c %a /var/lib/kubelet/kubelet.key')).trim()).toBe('644');
+
+    // The steps that own those things repair them, and verify passes again.
+    expect((await runJson(l, ['bootstrap-workers', '--node', 'node-0', '--only', 'kube-proxy'])).code).toBe(0);
+    expect((await runJson(l, ['distribute', '--node', 'node-1'])).code).toBe(0);
+    const again = await runJson(l, ['verify', '--node', 'node-0', '--node', 'node-1']);
+    expect(again.code, JSON.stringify(again.json)).toBe(0);
+  });
+});
