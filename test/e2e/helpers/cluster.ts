@@ -30,22 +30,9 @@ const STAND_INS = {
   worker: ['kubelet', 'kube-proxy'],
 } as const;
 
-/** One result line of a remote command's --json output. */
-export interface StepResult {
-  step: string;
-  machine: string;
-  status: 'changed' | 'unchanged' | 'failed' | 'skipped';
-  changes: number;
-  error?: string;
-}
-
-/** The --json summary a remote command prints. */
-export interface RunSummary {
-  ok: boolean;
-  changed: number;
-  failed: number;
-  results: StepResult[];
-}
+/** One result line of a remote command's --json output, and the whole summary: the engine's own types. */
+export type { HostResult as StepResult, RunResult as RunSummary } from '../../../src/engine/types.ts';
+import type { RunResult as RunSummary } from '../../../src/engine/types.ts';
 
 /** Binaries from Debian, stand-ins for the rest (tests only), containerd's version in cluster.yaml. */
 export async function prepareClusterProject(lab: Lab): Promise<void> {
