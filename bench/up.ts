@@ -82,7 +82,7 @@ async function measure(s: Scenario): Promise<Measured> {
   if (full.problems.length) problems.push(`full push INCOMPLETE: ${describeResults(full.problems)}`);
   const files = pushedFiles(full.log);
   notes.push(`hardway full push: CLI start and pki/ check ${secs(full.run.seconds - loggedSeconds(full.log))}, then steps (s): ${stepLine(full.log)}; ` +
-    `of which starting services and waiting for them to stay active ${secs(serviceWaitSeconds(full.log))} (slowest machine per step)`);
+    `of which starting services and waiting for them to become active ${secs(serviceWaitSeconds(full.log))} (slowest machine per step)`);
   console.log(`  ${lab.hosts.length} machines: full push ${secs(full.run.seconds)} (${files.length} files)`);
 
   // Reruns are cheap and the host is shared: three of them, the median is the figure.
@@ -192,7 +192,7 @@ async function main(): Promise<void> {
   console.log('binaries are tens of MB each). The stand-in API never answers: kubelet-rbac and the API check of verify');
   console.log('fail by design; every other step on every machine converged (else a problem is listed below).');
   console.log(`Wall times include starting the CLI (tsx: ${secs(startup)} for "hardway --version") and every ssh/scp process.`);
-  console.log('hardway also waits for each (re)started service to stay active for 2 s and checks etcd over TLS; the');
+  console.log('hardway also waits for each (re)started service to become active and checks etcd over TLS; the');
   console.log('manual loop\'s "systemctl enable --now" finds the services already running (nothing to wait for).');
   for (const m of done) {
     console.log(`${m.machines} machines:`);

@@ -68,8 +68,8 @@ export function loggedSeconds(logText: string): number {
 }
 
 /**
- * Seconds the run spent starting services and waiting for them to stay active (`systemctl
- * start|restart S && <wait>`), counted per step on the slowest machine: the part of the wall time
+ * Seconds the run spent starting services and waiting for them to become active (`{ systemctl
+ * start|restart S || ... } && <wait>`), counted per step on the slowest machine: the part of the wall time
  * that no faster copying can remove.
  */
 export function serviceWaitSeconds(logText: string): number {
@@ -80,7 +80,7 @@ export function serviceWaitSeconds(logText: string): number {
     const s = STEP.exec(line);
     if (s) step = s[2]!;
     const cmd = /^\S+Z (\S+): \$ (.*)$/.exec(line);
-    if (cmd) pending.set(cmd[1]!, /^systemctl (re)?start \S+ && for i in/.test(cmd[2]!));
+    if (cmd) pending.set(cmd[1]!, /^\{ systemctl (re)?start \S+ \|\|.*&& for i in/.test(cmd[2]!));
     const exit = /^\S+Z (\S+): exit \d+ after (\d+) ms/.exec(line);
     if (exit && pending.get(exit[1]!)) {
       const hosts = perStep.get(step) ?? new Map<string, number>();
