@@ -117,50 +117,37 @@ export const labSshCommand: CliCommand = {
   },
 };
 
+/** A lab command that acts on one machine of a lab: resolves the lab and the machine, then `act` says what happened. */
+function machineCommand(name: string, summary: string, act: (state: LabState, ctx: CliContext, machine: string) => Promise<string>): CliCommand {
+  return {
+    name,
+    summary,
+    args: 'MACHINE',
+    options: NAME,
+    async run(ctx) {
+      const machine = oneMachine(ctx, name);
+      const state = resolveLab(pathsOf(ctx), ctx.values.name as string | undefined);
+      say(ctx.stdout, await act(state, ctx, machine));
+      return 0;
+    },
+  };
+}
+
 /** `hardway lab reboot`. */
-export const labRebootCommand: CliCommand = {
-  name: 'lab reboot',
-  summary: 'Restart a lab machine for real (cloud-init runs again)',
-  args: 'MACHINE',
-  options: NAME,
-  async run(ctx) {
-    const machine = oneMachine(ctx, 'lab reboot');
-    const state = resolveLab(pathsOf(ctx), ctx.values.name as string | undefined);
-    await labRebootMachine(state, pathsOf(ctx), machine, progressOf(ctx));
-    say(ctx.stdout, `${machine} rebooted and answers over SSH`);
-    return 0;
-  },
-};
+export const labRebootCommand = machineCommand('lab reboot', 'Restart a lab machine for real (cloud-init runs again)', async (state, ctx, machine) => {
+  await labRebootMachine(state, pathsOf(ctx), machine, progressOf(ctx));
+  return `${machine} rebooted and answers over SSH`;
+});
 
 /** `hardway lab stop`. */
-export const labStopCommand: CliCommand = {
-  name: 'lab stop',
-  summary: 'Stop one lab machine',
-  args: 'MACHINE',
-  options: NAME,
-  async run(ctx) {
-    const machine = oneMachine(ctx, 'lab stop');
-    const state = resolveLab(pathsOf(ctx), ctx.values.name as string | undefined);
-    const was = await labStopMachine(state, pathsOf(ctx), machine);
-    say(ctx.stdout, was ? `${machine} stopped` : `${machine} was not running, nothing to do`);
-    return 0;
-  },
-};
+export const labStopCommand = machineCommand('lab stop', 'Stop one lab machine', async (state, ctx, machine) =>
+  (await labStopMachine(state, pathsOf(ctx), machine)) ? `${machine} stopped` : `${machine} was not running, nothing to do`);
 
 /** `hardway lab start`. */
-export const labStartCommand: CliCommand = {
-  name: 'lab start',
-  summary: 'Start a stopped lab machine',
-  args: 'MACHINE',
-  options: NAME,
-  async run(ctx) {
-    const machine = oneMachine(ctx, 'lab start');
-    const state = resolveLab(pathsOf(ctx), ctx.values.name as string | undefined);
-    const started = await labStartMachine(state, pathsOf(ctx), machine, progressOf(ctx));
-    say(ctx.stdout, started ? `${machine} started and answers over SSH` : `${machine} was already running, nothing to do`);
-    return 0;
-  },
-};
+export const labStartCommand = machineCommand('lab start', 'Start a stopped lab machine', async (state, ctx, machine) =>
+  (await labStartMachine(state, pathsOf(ctx), machine, progressOf(ctx)))
+    ? `${machine} started and answers over SSH`
+    : `${machine} was already running, nothing to do`);
 
 /** `hardway lab down`. */
 export const labDownCommand: CliCommand = {
