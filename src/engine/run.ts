@@ -1,10 +1,11 @@
-// The plan/apply loop over a command's steps: steps in order; within a step, hosts in parallel
-// up to the concurrency cap. A failed host never stops the others; it stops later steps (all of
+// The plan/apply loop over a command's steps: steps in order (steps on disjoint machines side by
+// side); within a step, hosts in parallel up to the concurrency cap. A failed host never stops the others; it stops later steps (all of
 // them, or with --keep-going only for the hosts that failed).
 import type { Inventory, Machine } from '../inventory.ts';
 import type { Reporter } from '../ui/reporter.ts';
 import type { HostResult, RunResult, Step, StepOptions } from './types.ts';
-import { mapLimit } from './fanout.ts';
+import { InOrderReporter } from './in-order.ts';
+import { Semaphore } from '../transport/semaphore.ts';
 import { runStepOnHost, type EngineDeps, type Host } from './host-run.ts';
 import { summarize } from '../ui/summary.ts';
 
@@ -16,39 +17,71 @@ export interface RunRequest {
   options: StepOptions;
 }
 
-/** Runs every step and returns the results of every step on every host it targets. */
+/**
+ * Runs every step and returns the results of every step on every host it targets. Consecutive
+ * steps on disjoint sets of machines (the control-plane steps and the worker steps of `up`) run
+ * at the same time, each such lane in its own order; a step on machines another lane also uses
+ * waits for everything before it. --concurrency caps the machines worked on at once overall.
+ */
 export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: Reporter }): Promise<RunResult> {
-  const results: HostResult[] = [];
+  const perStep: HostResult[][] = req.steps.map(() => []);
   const failedHosts = new Map<string, string>();
+  const slots = new Semaphore(req.options.concurrency);
+  const shown = new InOrderReporter(deps.reporter);
   let stoppedBy: string | undefined;
-  for (const step of req.steps) {
+
+  const runStep = async (i: number) => {
+    const step = req.steps[i]!;
     const hosts = hostsFor(step, req);
     if (stoppedBy !== undefined) {
       const why = `not run: step ${stoppedBy} failed (--keep-going runs later steps on the machines that did not fail)`;
-      results.push(...hosts.map((h) => skipped(step, h, why)));
-      continue;
+      perStep[i] = hosts.map((h) => skipped(step, h, why));
+      shown.skip(i);
+      return;
     }
+    const reporter = shown.forStep(i);
     const runnable = hosts.filter((h) => !failedHosts.has(h.name));
-    deps.reporter.stepStarted(step, runnable.map((h) => h.name));
+    reporter.stepStarted(step, runnable.map((h) => h.name));
     const untouched = new Set<string>();
-    const outcomes = await mapLimit(runnable, req.options.concurrency, async (host) => {
+    const outcomes = await Promise.all(runnable.map((host) => slots.run(async () => {
       const outcome = await runStepOnHost(step, host, req.inventory, req.options, deps);
-      deps.reporter.hostFinished(step, outcome.result, outcome.details);
+      reporter.hostFinished(step, outcome.result, outcome.details);
       if (outcome.untouched) untouched.add(host.name);
       return outcome.result;
-    });
-    await deps.reporter.stepFinished(step, outcomes);
+    })));
+    await reporter.stepFinished(step, outcomes);
     // Keep the summary in inventory order, failed-earlier hosts included as skipped.
-    for (const h of hosts) {
-      const r = outcomes.find((o) => o.machine === h.name);
-      results.push(r ?? skipped(step, h, `not run: failed in step ${failedHosts.get(h.name)}`));
-    }
+    perStep[i] = hosts.map((h) => outcomes.find((o) => o.machine === h.name) ?? skipped(step, h, `not run: failed in step ${failedHosts.get(h.name)}`));
     // A step that could not start (missing binaries, no API yet) left the machine as it was: with
     // --keep-going the later steps, which may not need what was missing, still run there.
     for (const r of outcomes) if (r.status === 'failed' && !untouched.has(r.machine)) failedHosts.set(r.machine, step.name);
     if (outcomes.some((r) => r.status === 'failed') && !req.options.keepGoing) stoppedBy = step.name;
+  };
+
+  for (const lanes of stepLanes(req)) {
+    await Promise.all(lanes.map(async (lane) => {
+      for (const i of lane) await runStep(i);
+    }));
   }
-  return summarize(results);
+  await shown.drain();
+  return summarize(perStep.flat());
+}
+
+/**
+ * Groups step indexes into segments run one after another; within a segment, lanes of steps on
+ * the same machines run concurrently with lanes on other, disjoint machines.
+ */
+export function stepLanes(req: RunRequest): number[][][] {
+  const segments: Array<Array<{ hosts: Set<string>; steps: number[] }>> = [];
+  req.steps.forEach((step, i) => {
+    const hosts = new Set(hostsFor(step, req).map((h) => h.name));
+    const segment = segments[segments.length - 1];
+    const same = segment?.find((l) => l.hosts.size === hosts.size && [...hosts].every((h) => l.hosts.has(h)));
+    if (segment && same) same.steps.push(i);
+    else if (segment && segment.every((l) => [...hosts].every((h) => !l.hosts.has(h)))) segment.push({ hosts, steps: [i] });
+    else segments.push([{ hosts, steps: [i] }]);
+  });
+  return segments.map((segment) => segment.map((l) => l.steps));
 }
 
 /** The hosts a step runs on: its targets among the selected machines, plus the jumpbox if it asks. */
