@@ -5,7 +5,6 @@ import type { Inventory, Machine } from '../inventory.ts';
 import { createLogger, type Logger } from '../ui/logger.ts';
 import { Redactor } from '../ui/redact.ts';
 import { plainReporter } from '../ui/reporter.ts';
-import { listrReporter } from '../ui/listr-reporter.ts';
 import { summaryJson, summaryLines } from '../ui/summary.ts';
 import { outputStyle, palette } from '../ui/terminal.ts';
 import { connectionPool, type ConnectFn, type ConnectLocalFn } from './connections.ts';
@@ -40,7 +39,10 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
   const stream = req.json ? req.stderr : req.stdout;
   const style = outputStyle(stream, req.env);
   const logger = createLogger({ stream, verbose: req.options.verbose, colors: palette(style.color), redactor, runLog });
-  const reporter = style.interactive ? listrReporter(logger, stream, req.options.dryRun) : plainReporter(logger, req.options.dryRun);
+  // listr2 takes a tenth of a second to load: only a terminal gets it.
+  const reporter = style.interactive
+    ? (await import('../ui/listr-reporter.ts')).listrReporter(logger, stream, req.options.dryRun)
+    : plainReporter(logger, req.options.dryRun);
   runLog.write(`hardway ${req.command}: steps ${req.steps.map((s) => s.name).join(', ')}; machines ${req.selected.map((m) => m.hostname).join(', ')}; options ${JSON.stringify({ ...req.options, values: undefined })}`);
   let pool: ReturnType<typeof connectionPool> | undefined;
   try {
