@@ -22,7 +22,9 @@ for (const step of steps) {
   const bad = rs.filter((r) => r.status === 'failed' || r.status === 'skipped');
   const mark = bad.length === 0 ? 'ok     ' : good.length ? 'partly ' : 'missing';
   line(`  ${mark} ${step.padEnd(24)} ${good.length ? good.join(', ') : ''}`);
-  for (const reason of new Set(bad.map((r) => (r.error ?? '').split('\n')[0]))) line(`            ${reason}`);
+  // A verify failure lists its problems on the lines after the first: show them too.
+  const reasons = bad.flatMap((r) => (r.error ?? '').split('\n').filter((l) => l.trim() && !l.trim().startsWith('hint:')).map((l) => l.trim()));
+  for (const reason of new Set(reasons)) line(`            ${reason}`);
 }
 line('');
 if (run.ok) {
