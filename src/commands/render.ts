@@ -6,6 +6,7 @@ import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { InputError } from '../errors.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { renderMachine } from '../render/machine.ts';
+import { containerdRenderOptions } from '../steps/support/worker-render.ts';
 
 /** Renders the selected machines' files into DIR/<hostname>/<path on the machine>. */
 export const renderCommand: CliCommand = {
@@ -17,8 +18,8 @@ export const renderCommand: CliCommand = {
     'etc/hosts.hardway-block and etc/cloud/templates/hosts.debian.tmpl.hardway-block hold the marked',
     'block of machine names that the pin-hosts step merges into /etc/hosts and cloud-init\'s hosts',
     'template (replacing an earlier block, keeping every other line); they are not installed as files.',
-    'Worker files assume the containerd version of cluster.yaml and /etc/resolv.conf; the',
-    'bootstrap-workers step uses what it finds on each machine instead.',
+    'Worker files use the containerd in downloads/ (else the version in cluster.yaml), as',
+    'bootstrap-workers does, and /etc/resolv.conf (the step uses systemd-resolved\'s file where it runs).',
   ].join('\n'),
   options: {
     ...INVENTORY_OPTIONS,
@@ -33,7 +34,7 @@ export const renderCommand: CliCommand = {
     const machines = selectMachines(inv, values.node as string[] | undefined);
     const out = resolve(cwd, values.out);
     // Render everything before writing anything, so a template error leaves DIR untouched.
-    const rendered = machines.map((m) => ({ machine: m, files: renderMachine(inv, m) }));
+    const rendered = machines.map((m) => ({ machine: m, files: renderMachine(inv, m, containerdRenderOptions(inv)) }));
     for (const { machine, files } of rendered) {
       const root = join(out, machine.hostname);
       for (const f of files) {

@@ -1,5 +1,5 @@
 // `hardway render` through main(): the tree it writes, --node selection, and its usage errors.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +64,26 @@ describe('hardway render', () => {
     expect(run.stderr).toContain('no machine named "node-2"');
     expect(run.stderr).toContain('server, node-0, node-1, node-10');
     expect(readdirSync(dir)).not.toContain('bad');
+  });
+
+  it('writes the containerd config schema of the containerd in downloads/, as bootstrap-workers installs it', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'hardway-render-ctrd-'));
+    writeFileSync(join(project, 'machines.txt'), MACHINES);
+    const config = async () => {
+      const run = await runCli(['render', '--node', 'node-0', '--out', 'out'], project);
+      expect(run.code, run.stderr).toBe(0);
+      return readFileSync(join(project, 'out/node-0/etc/containerd/config.toml'), 'utf8');
+    };
+    // Without downloads/, the version of cluster.yaml (v2.x by default): schema 3.
+    expect(await config()).toMatch(/^version = 3$/m);
+    mkdirSync(join(project, 'downloads/worker'), { recursive: true });
+    writeFileSync(join(project, 'downloads/manifest.json'), JSON.stringify({
+      schema: 1, source: 'debian', arch: 'amd64', missing: [],
+      files: [{ path: 'worker/containerd', sha256: '0'.repeat(64), component: 'containerd', version: '1.6.20~ds1-1+deb12u3',
+        source: { kind: 'debian', package: 'containerd', packageVersion: '1.6.20~ds1-1+deb12u3', arch: 'amd64', debSha256: '0'.repeat(64), debFile: 'x.deb' } }],
+    }));
+    expect(await config()).toMatch(/^version = 2$/m);
+    rmSync(project, { recursive: true, force: true });
   });
 
   it('without --out it exits 2 with a hint', async () => {

@@ -9,16 +9,19 @@ import { downloadedVersion } from './binaries.ts';
 /** Asks whether systemd-resolved runs (answer for workerRenderOptions). */
 export const RESOLVED_PROBE = sh`systemctl is-active systemd-resolved 2>/dev/null`;
 
-/** Render options for a worker: containerd version from downloads/, resolver from the RESOLVED_PROBE answer. */
+/**
+ * The containerd whose config schema a worker gets: the one in downloads/ (what `bootstrap-workers`
+ * installs), else the version in cluster.yaml. `hardway render` and the steps both use this, so the
+ * rendered tree shows exactly what the machines get.
+ */
+export function containerdRenderOptions(inv: Inventory): Pick<RenderOptions, 'containerdMajor' | 'containerdMinor'> {
+  const m = /^v?(\d+)\.(\d+)/.exec(downloadedVersion(inv.dir, 'containerd') ?? '');
+  return m ? { containerdMajor: Number(m[1]), containerdMinor: Number(m[2]) } : {};
+}
+
+/** Render options for a worker: containerd from containerdRenderOptions, resolver from the RESOLVED_PROBE answer. */
 export function workerRenderOptions(inv: Inventory, resolved: ProbeResult): RenderOptions {
-  const opts: RenderOptions = {};
-  const version = downloadedVersion(inv.dir, 'containerd');
-  const m = version ? /^v?(\d+)\.(\d+)/.exec(version) : null;
-  if (m) {
-    opts.containerdMajor = Number(m[1]);
-    opts.containerdMinor = Number(m[2]);
-  }
   // Where systemd-resolved runs, /etc/resolv.conf points at its stub (127.0.0.53), useless inside pods.
-  opts.resolvConf = resolved.stdout.trim() === 'active' ? '/run/systemd/resolve/resolv.conf' : '/etc/resolv.conf';
-  return opts;
+  const resolvConf = resolved.stdout.trim() === 'active' ? '/run/systemd/resolve/resolv.conf' : '/etc/resolv.conf';
+  return { ...containerdRenderOptions(inv), resolvConf };
 }

@@ -5,9 +5,8 @@
  * API
  *   prepareClusterProject(lab)   `hardway download --source debian`, then the TEST STAND-INS of the
  *                                Kubernetes server binaries (test/fixtures/stand-ins, copied as files)
- *                                into downloads/controller and downloads/worker, and the containerd
- *                                version Debian gave pinned in cluster.yaml (so `hardway render`
- *                                writes the config schema that containerd speaks). Throws on failure.
+ *                                into downloads/controller and downloads/worker. Throws on failure.
+ *                                (`hardway render` then writes the containerd schema of downloads/.)
  *   runJson(lab, args)           runs `hardway ...args --json`; resolves { code, json, stderr }.
  *   failures(summary)            { 'step@machine': error } of the failed results; statuses(summary) one line each.
  *   podNetns(lab, m, ns)         a pod netns made by running the CNI bridge plugin with the installed
@@ -20,7 +19,7 @@
  *   runtimeState(lab, m)         routes, links, sysctl, swap, cluster services, netns: state without files.
  *   eventually(fn, seconds)      retries fn until it stops throwing (after a reboot).
  */
-import { appendFileSync, copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO, type Lab, type RunResult } from './lab.ts';
 
@@ -34,7 +33,7 @@ const STAND_INS = {
 export type { HostResult as StepResult, RunResult as RunSummary } from '../../../src/engine/types.ts';
 import type { RunResult as RunSummary } from '../../../src/engine/types.ts';
 
-/** Binaries from Debian, stand-ins for the rest (tests only), containerd's version in cluster.yaml. */
+/** Binaries from Debian, stand-ins for the rest (tests only). */
 export async function prepareClusterProject(lab: Lab): Promise<void> {
   const dl = await lab.hardway(['download', '--source', 'debian']);
   if (dl.code !== 0) throw new Error(`hardway download --source debian failed (exit ${dl.code}):\n${dl.stderr}\n${dl.stdout}`);
@@ -45,10 +44,6 @@ export async function prepareClusterProject(lab: Lab): Promise<void> {
       copyFileSync(join(REPO, 'test/fixtures/stand-ins', name), to);
     }
   }
-  const manifest = JSON.parse(readFileSync(join(lab.dir, 'downloads/manifest.json'), 'utf8')) as { files: { path: string; version?: string }[] };
-  const version = /^\d+\.\d+\.\d+/.exec(manifest.files.find((f) => f.path === 'worker/containerd')?.version ?? '')?.[0];
-  if (!version) throw new Error('downloads/manifest.json records no containerd version');
-  appendFileSync(join(lab.dir, 'cluster.yaml'), `versions:\n  containerd: ${version}\n`);
 }
 
 /** `hardway ...args --json`; the parsed summary (throws if stdout is not one JSON object). */
