@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { COMMANDS, type CommandEntry } from './commands/index.ts';
 import { commandHelp, topHelp } from './cli/help.ts';
-import { say, type CliContext } from './cli/command.ts';
+import { checkRanges, say, type CliContext } from './cli/command.ts';
 import { formatError, InputError, isExpectedError } from './errors.ts';
 
 /** Runs hardway with the given arguments and returns the exit code. */
@@ -35,6 +35,7 @@ export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout'
     } catch (e) {
       throw new InputError((e as Error).message.replace(/\. To specify.*$/s, ''), `run "hardway ${cmd.name} --help" for its options`);
     }
+    checkRanges(cmd.options, parsed.values as CliContext['values']);
     return await cmd.run({
       values: parsed.values as CliContext['values'],
       positionals: parsed.positionals,

@@ -1,5 +1,6 @@
 // The shape of a CLI command: its options (which double as its --help) and its run function.
 import type { Writable } from 'node:stream';
+import { InputError } from '../errors.ts';
 
 /** One option of a command, as node:util parseArgs takes it plus a description for --help. */
 export interface OptionSpec {
@@ -7,6 +8,8 @@ export interface OptionSpec {
   short?: string;
   multiple?: boolean;
   default?: string | boolean | string[];
+  /** For a string option that takes a whole number: the smallest and largest value accepted. */
+  range?: [number, number];
   /** Placeholder shown in help, e.g. NAME. */
   arg?: string;
   description: string;
@@ -48,4 +51,16 @@ export const INVENTORY_OPTIONS: Record<string, OptionSpec> = {
 /** Writes one line to a stream. */
 export function say(stream: Writable, line = ''): void {
   stream.write(line + '\n');
+}
+
+/** Checks every option with a `range`: a whole number within it, else a usage error (exit 2). */
+export function checkRanges(options: Record<string, OptionSpec>, values: CliContext['values']): void {
+  for (const [name, spec] of Object.entries(options)) {
+    const v = values[name];
+    if (!spec.range || typeof v !== 'string') continue;
+    const [min, max] = spec.range;
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      throw new InputError(`--${name} must be a whole number from ${min} to ${max}, got "${v}"`);
+    }
+  }
 }

@@ -17,7 +17,7 @@ export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
   node: { type: 'string', multiple: true, arg: 'NAME', description: 'only this machine (exact hostname from machines.txt)' },
   only: { type: 'string', multiple: true, arg: 'STEP', description: 'only this step of the command' },
   'dry-run': { type: 'boolean', description: 'show per machine what would change (diffs of text files, secrets hidden); change nothing' },
-  concurrency: { type: 'string', arg: 'N', default: '10', description: 'machines worked on at once within a step' },
+  concurrency: { type: 'string', arg: 'N', default: '10', range: [1, 1000], description: 'machines worked on at once within a step' },
   'keep-going': { type: 'boolean', description: 'after a step fails, still run later steps on the machines that did not fail' },
   json: { type: 'boolean', description: 'print one JSON object {ok, changed, failed, results} on stdout' },
   verbose: { type: 'boolean', short: 'v', description: 'show every remote command as it runs' },
@@ -64,7 +64,7 @@ export function remoteCommand(name: string, deps: RemoteDeps = {}): CliCommand {
 
 async function runRemote(name: string, stepNames: readonly string[], ctx: CliContext, deps: RemoteDeps): Promise<number> {
   const v = ctx.values;
-  const concurrency = positiveInt(v.concurrency as string, '--concurrency');
+  const concurrency = Number(v.concurrency);
   const only = (v.only as string[] | undefined) ?? [];
   for (const s of only) {
     if (!stepNames.includes(s)) {
@@ -115,11 +115,4 @@ export function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInvent
       connectLocal: async () => new t.LocalTransport({ machine: 'jumpbox' }),
     };
   };
-}
-
-function positiveInt(text: string, option: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1000) {
-    throw new InputError(`${option} must be a whole number from 1 to 1000, got "${text}"`);
-  }
-  return Number(text);
 }

@@ -22,7 +22,7 @@ export const STEPS: Record<string, StepEntry> = {
   'bootstrap-control-plane': { load: async () => (await import('./bootstrap-control-plane.ts')).bootstrapControlPlaneStep },
   'kubelet-rbac': {
     options: {
-      'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', description: 'kubelet-rbac: how long to wait for the API server to answer' },
+      'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', range: [1, 3600], description: 'kubelet-rbac: how long to wait for the API server to answer' },
     },
     load: async () => (await import('./kubelet-rbac.ts')).kubeletRbacStep,
   },
