@@ -81,7 +81,7 @@ async function measure(s: Scenario): Promise<Measured> {
   const full = await up(dir);
   if (full.problems.length) problems.push(`full push INCOMPLETE: ${describeResults(full.problems)}`);
   const files = pushedFiles(full.log);
-  notes.push(`hardway full push: CLI start and pki/ check ${secs(full.run.seconds - loggedSeconds(full.log))}, then steps (s): ${stepLine(full.log)}; ` +
+  notes.push(`hardway full push: CLI start and pki/ check ${secs(full.run.seconds - loggedSeconds(full.log))}, then steps (s; control-plane and worker steps overlap): ${stepLine(full.log)}; ` +
     `of which starting services and waiting for them to become active ${secs(serviceWaitSeconds(full.log))} (slowest machine per step)`);
   console.log(`  ${lab.hosts.length} machines: full push ${secs(full.run.seconds)} (${files.length} files)`);
 
@@ -96,7 +96,7 @@ async function measure(s: Scenario): Promise<Measured> {
   const rerun = [...reruns].sort((a, b) => a.run.seconds - b.run.seconds)[Math.floor(RERUNS / 2)]!;
   const rerunChanged = Math.max(...reruns.map((r) => r.summary.changed));
   notes.push(`hardway no-op reruns: ${reruns.map((r) => secs(r.run.seconds)).join(', ')}; the median one: CLI start and pki/ check ` +
-    `${secs(rerun.run.seconds - loggedSeconds(rerun.log))}, then steps (s): ${stepLine(rerun.log)}`);
+    `${secs(rerun.run.seconds - loggedSeconds(rerun.log))}, then steps (s; control-plane and worker steps overlap): ${stepLine(rerun.log)}`);
   console.log(`  ${lab.hosts.length} machines: no-op reruns ${reruns.map((r) => secs(r.run.seconds)).join(', ')} ("changed": ${rerunChanged})`);
 
   const pushes = manualPushes(files, lab.hosts);

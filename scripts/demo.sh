@@ -17,5 +17,5 @@ hw download --source "${HARDWAY_SOURCE:-debian}" || exit $?
 # Progress goes to the terminal (stderr); the JSON result feeds the report.
 hw up --keep-going --api-timeout 30 --json > up.json
 code=$?
-node "$root/bin/hardway.mjs" inventory >/dev/null && npx --prefix "$root" tsx "$root/scripts/demo-report.ts" up.json "$dir"
+"$root/node_modules/.bin/tsx" "$root/scripts/demo-report.ts" up.json "$dir"
 exit $code

@@ -17,7 +17,6 @@ export interface PushedFile {
 // `<iso> <host>: upload <path> mode 0644 owner root:root (805 bytes)` or `(... local file /x/y)`.
 const UPLOAD = /^\S+Z (\S+): upload (\/\S+) mode (0[0-7]+) owner \S+ \((?:(\d+) bytes|local file (.+))\)$/;
 const UPLOADED = /^\S+Z (\S+): uploaded (\/\S+) in \d+ ms$/;
-const STEP = /^(\S+Z) ==> ([a-z0-9-]+): /;
 const STAMP = /^(\d{4}-\d\d-\d\dT\S+Z) /;
 
 /** Every upload that completed, one entry per machine and path (the last upload of a path wins). */
@@ -47,18 +46,9 @@ export function pushedServices(files: PushedFile[]): string[] {
   return files.flatMap((f) => /^\/etc\/systemd\/system\/([^/]+)\.service$/.exec(f.path)?.[1] ?? []);
 }
 
-/** Wall time of each step (from its `==>` line to the next one, the last to the end of the log). */
+/** Wall time of each step, as the engine logged it when the step ended (steps in lanes overlap). */
 export function stepSeconds(logText: string): { step: string; seconds: number }[] {
-  const lines = logText.split('\n');
-  const marks: { step: string; at: number }[] = [];
-  let last = 0;
-  for (const line of lines) {
-    const s = STEP.exec(line);
-    if (s) marks.push({ step: s[2]!, at: Date.parse(s[1]!) });
-    const t = STAMP.exec(line);
-    if (t) last = Date.parse(t[1]!);
-  }
-  return marks.map((m, i) => ({ step: m.step, seconds: ((marks[i + 1]?.at ?? last) - m.at) / 1000 }));
+  return [...logText.matchAll(/^\S+Z step ([a-z0-9-]+) finished in (\d+) ms$/gm)].map((m) => ({ step: m[1]!, seconds: Number(m[2]) / 1000 }));
 }
 
 /** Seconds between the log's first and last line: the remote part of the run. */
@@ -75,14 +65,16 @@ export function loggedSeconds(logText: string): number {
 export function serviceWaitSeconds(logText: string): number {
   const perStep = new Map<string, Map<string, number>>();
   const pending = new Map<string, boolean>();
-  let step = '';
+  // Steps of different lanes interleave in the log: each machine's current step is the one it planned last.
+  const stepOf = new Map<string, string>();
   for (const line of logText.split('\n')) {
-    const s = STEP.exec(line);
-    if (s) step = s[2]!;
+    const planned = /^\S+Z (\S+): ([a-z0-9-]+): plan has/.exec(line);
+    if (planned) stepOf.set(planned[1]!, planned[2]!);
     const cmd = /^\S+Z (\S+): \$ (.*)$/.exec(line);
     if (cmd) pending.set(cmd[1]!, /^\{ systemctl (re)?start \S+ \|\|.*&& for i in/.test(cmd[2]!));
     const exit = /^\S+Z (\S+): exit \d+ after (\d+) ms/.exec(line);
     if (exit && pending.get(exit[1]!)) {
+      const step = stepOf.get(exit[1]!) ?? '';
       const hosts = perStep.get(step) ?? new Map<string, number>();
       hosts.set(exit[1]!, (hosts.get(exit[1]!) ?? 0) + Number(exit[2]) / 1000);
       perStep.set(step, hosts);

@@ -40,6 +40,7 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
       return;
     }
     const reporter = shown.forStep(i);
+    const started = Date.now();
     const runnable = hosts.filter((h) => !failedHosts.has(h.name));
     reporter.stepStarted(step, runnable.map((h) => h.name));
     const untouched = new Set<string>();
@@ -49,6 +50,8 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
       if (outcome.untouched) untouched.add(host.name);
       return outcome.result;
     })));
+    // The log's `==>` lines follow the display order; this line is when the step really ended.
+    deps.runLog.write(`step ${step.name} finished in ${Date.now() - started} ms`);
     await reporter.stepFinished(step, outcomes);
     // Keep the summary in inventory order, failed-earlier hosts included as skipped.
     perStep[i] = hosts.map((h) => outcomes.find((o) => o.machine === h.name) ?? skipped(step, h, `not run: failed in step ${failedHosts.get(h.name)}`));
