@@ -44,8 +44,9 @@ export const smokeStep: Step = {
     ctx.log.info(`pod ${podName} Running on ${node}`);
     await run('kubectl logs', kubectl(sh`logs ${podName}`));
     await run('kubectl exec', kubectl(sh`exec ${podName} -- true`));
-    // /dev/tcp is bash's: the smoke test needs no curl on the server.
-    await run('kubectl port-forward', bash(sh`(${kubectl(sh`port-forward ${podName} 18080:80`)} >/dev/null 2>&1 & echo $! > /tmp/${SMOKE_NAME}.pid); sleep 3; ok=1; exec 3<>/dev/tcp/127.0.0.1/18080 && printf 'HEAD / HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3 | grep -q HTTP && ok=0; kill $(cat /tmp/${SMOKE_NAME}.pid); exit $ok`));
+    // /dev/tcp is bash's: the smoke test needs no curl on the server. The check runs in a subshell so
+    // a refused connection still reaches the kill of port-forward.
+    await run('kubectl port-forward', bash(sh`(${kubectl(sh`port-forward ${podName} 18080:80`)} >/dev/null 2>&1 & echo $! > /tmp/${SMOKE_NAME}.pid); sleep 3; ok=1; (exec 3<>/dev/tcp/127.0.0.1/18080 && printf 'HEAD / HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3 | grep -q HTTP) && ok=0; kill $(cat /tmp/${SMOKE_NAME}.pid); exit $ok`));
     ctx.log.info('logs, exec and port-forward work');
 
     await run('exposing a NodePort', kubectl(sh`expose deployment ${SMOKE_NAME} --port=80 --type=NodePort`));
