@@ -139,6 +139,9 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
     });
     client.once('ready', () => {
       settled = true;
+      // Without TCP_NODELAY a request that goes out as two small writes waits for the server's
+      // delayed ACK: every exec took ~48 ms instead of ~5 ms on the lab.
+      client.setNoDelay(true);
       resolve(client);
     });
     const connect = () => client.connect({
