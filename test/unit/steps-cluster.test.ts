@@ -103,6 +103,6 @@ describe('service changes', () => {
   });
 
   it('enables and starts a service that is not running', async () => {
-    expect(texts(serviceChanges(factsWith({}), ['containerd'], [], []))).toEqual(['systemctl enable containerd', 'systemctl start containerd']);
+    expect(texts(serviceChanges(factsWith({}), ['containerd'], [], []))).toEqual(['systemctl enable --no-reload containerd', 'systemctl start containerd']);
   });
 });

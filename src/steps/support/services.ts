@@ -24,7 +24,7 @@ export function serviceChanges(states: Map<string, ServiceState>, services: read
   }
   for (const s of services) {
     const { enabled, active } = states.get(s) ?? { enabled: '', active: '' };
-    if (enabled !== 'enabled') out.push({ kind: 'exec', cmd: sh`systemctl enable ${s}`, reason: `${s} is ${enabled || 'not installed'}` });
+    if (enabled !== 'enabled') out.push({ kind: 'exec', cmd: enableService(s), reason: `${s} is ${enabled || 'not installed'}` });
     const why = inputs.filter((i) => i.services.includes(s) && changed.has(i.path)).map((i) => i.path);
     if (why.length > 0) {
       out.push({ kind: 'exec', cmd: startAndWait('restart', s), reason: `input changed: ${why.join(', ')}` });
@@ -33,6 +33,15 @@ export function serviceChanges(states: Map<string, ServiceState>, services: read
     }
   }
   return out;
+}
+
+/**
+ * `systemctl enable --no-reload S`: enabling only links the unit into its targets for the next boot,
+ * and a plain `enable` reloads all of systemd each time (generators and all: ~0.1 s of CPU per call);
+ * a changed unit file already gets its own `daemon-reload` first.
+ */
+export function enableService(service: string): Command {
+  return sh`systemctl enable --no-reload ${service}`;
 }
 
 /** `systemctl start|restart S`, then wait until S is active and stays active; else print its journal and fail. */
