@@ -12,7 +12,7 @@ export class Semaphore {
 
   /** Runs fn once a slot is free and releases the slot when it settles. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    await this.acquire();
+    await this.take();
     try {
       return await fn();
     } finally {
@@ -20,7 +20,18 @@ export class Semaphore {
     }
   }
 
-  private acquire(): Promise<void> {
+  /** Waits for a slot and returns the function that releases it (call it exactly once). */
+  async acquire(): Promise<() => void> {
+    await this.take();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.release();
+    };
+  }
+
+  private take(): Promise<void> {
     if (this.active < this.limit) {
       this.active++;
       return Promise.resolve();

@@ -8,7 +8,8 @@ import { AuthError, ConnectionLostError, HostKeyError, TransportError } from './
 import { ChannelNotOpened, execOnClient } from './exec.ts';
 import { Semaphore } from './semaphore.ts';
 import type { ExecOptions, ExecResult, Transport, UploadOptions, UploadSource } from './types.ts';
-import { uploadAtomic } from './upload.ts';
+import { CommandError } from '../errors.ts';
+import { ownerCommand, parseOwnerIds, prepareDirCommand, uploadAtomic } from './upload.ts';
 
 /** Everything an SshTransport needs, resolved by createTransport in pool.ts (which holds the defaults). */
 export interface SshTransportConfig {
@@ -31,6 +32,10 @@ export class SshTransport implements Transport {
   private closed = false;
   private connections = 0;
   private readonly slots: Semaphore;
+  /** The connection's one SFTP session, shared by its uploads (a session per upload started an sftp-server each). */
+  private sftp: { client: Client; session: Promise<SFTPWrapper> } | undefined;
+  /** What uploads already did on the current connection: directories made ready, owners' ids. */
+  private readonly prepared = new Map<string, Promise<unknown>>();
 
   constructor(private readonly config: SshTransportConfig) {
     this.machine = config.connect.machine;
@@ -51,12 +56,17 @@ export class SshTransport implements Transport {
 
   /** Uploads atomically over SFTP (see upload.ts). */
   upload(path: string, source: UploadSource, opts: UploadOptions): Promise<void> {
-    return uploadAtomic(
-      { machine: this.machine, exec: (cmd) => this.exec(cmd), withSftp: (fn) => this.withSftp(path, fn) },
-      path,
-      source,
-      opts,
-    );
+    const channels = {
+      machine: this.machine,
+      exec: (cmd: Command) => this.exec(cmd),
+      prepareDir: (dir: string) => this.once(`dir ${dir}`, () => this.check(prepareDirCommand(dir))).then(() => undefined),
+      ownerIds: (owner: string) => {
+        const cmd = ownerCommand(owner);
+        return this.once(`owner ${owner}`, async () => parseOwnerIds(await this.check(cmd), this.machine, cmd, owner));
+      },
+      withSftp: <T>(fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>) => this.withSftp(path, fn),
+    };
+    return uploadAtomic(channels, path, source, opts);
   }
 
   /** Ends the connection (and its jump hosts); later use is an error. */
@@ -75,31 +85,71 @@ export class SshTransport implements Transport {
     });
   }
 
-  private withSftp<T>(path: string, fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>): Promise<T> {
-    return this.withChannel(`upload of ${path}`, async (client) => {
-      const sftp = await new Promise<SFTPWrapper>((resolve, reject) =>
-        client.sftp((err, s) => (err ? reject(new ChannelNotOpened(err.message)) : resolve(s))),
-      );
-      let done = false;
-      let onClientClose = () => {};
-      const gone = new Promise<never>((_, reject) => {
-        const lost = (why: string) => () => {
-          if (!done) reject(new ConnectionLostError(this.machine, `upload of ${path}`, why));
-        };
-        onClientClose = lost('the connection closed');
-        sftp.once('close', lost('the SFTP session closed'));
-        client.once('close', onClientClose);
-      });
-      gone.catch(() => undefined);
-      try {
-        return await fn(sftp, gone);
-      } finally {
-        done = true;
-        // The connection outlives this upload: leave no listener behind on it (one per upload would pile up).
-        client.removeListener('close', onClientClose);
-        sftp.end();
-      }
+  private async withSftp<T>(path: string, fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>): Promise<T> {
+    const { client, session: sftp } = await this.retrying(`upload of ${path}`, async (c) => ({ client: c, session: await this.sessionOn(c) }));
+    let done = false;
+    let rejectGone: (e: Error) => void = () => {};
+    const gone = new Promise<never>((_, reject) => (rejectGone = reject));
+    gone.catch(() => undefined);
+    const lost = (why: string) => () => {
+      if (!done) rejectGone(new ConnectionLostError(this.machine, `upload of ${path}`, why));
+    };
+    const onSessionClose = lost('the SFTP session closed');
+    const onClientClose = lost('the connection closed');
+    sftp.once('close', onSessionClose);
+    client.once('close', onClientClose);
+    try {
+      return await fn(sftp, gone);
+    } finally {
+      done = true;
+      // Session and connection outlive this upload: leave no listener behind (one per upload would pile up).
+      sftp.removeListener('close', onSessionClose);
+      client.removeListener('close', onClientClose);
+    }
+  }
+
+  /** The shared SFTP session on this connection, opened on first use; it holds one channel slot while open. */
+  private sessionOn(client: Client): Promise<SFTPWrapper> {
+    if (this.sftp?.client === client) return this.sftp.session;
+    const session = this.slots.acquire().then((release) =>
+      new Promise<SFTPWrapper>((resolve, reject) =>
+        client.sftp((err, s) => {
+          if (err) {
+            release();
+            return reject(new ChannelNotOpened(err.message));
+          }
+          s.once('close', () => {
+            release();
+            if (this.sftp?.session === session) this.sftp = undefined;
+          });
+          resolve(s);
+        }),
+      ),
+    );
+    this.sftp = { client, session };
+    session.catch(() => {
+      if (this.sftp?.session === session) this.sftp = undefined;
     });
+    return session;
+  }
+
+  /** Runs a command that must succeed; its stdout. */
+  private async check(cmd: Command): Promise<string> {
+    const r = await this.exec(cmd);
+    if (r.code !== 0) throw new CommandError(this.machine, cmd.text, r.code, r.stderr);
+    return r.stdout;
+  }
+
+  /** make() once per connection for a key; a failure is not remembered. */
+  private once<T>(key: string, make: () => Promise<T>): Promise<T> {
+    const known = this.prepared.get(key) as Promise<T> | undefined;
+    if (known) return known;
+    const p = make();
+    this.prepared.set(key, p);
+    p.catch(() => {
+      if (this.prepared.get(key) === p) this.prepared.delete(key);
+    });
+    return p;
   }
 
   /**
@@ -109,30 +159,34 @@ export class SshTransport implements Transport {
    * the packets it read together, so a channel opened right after another closed can count as the
    * 11th session even under a cap of 8).
    */
-  private async withChannel<T>(what: string, fn: (client: Client) => Promise<T>): Promise<T> {
-    return this.slots.run(async () => {
-      let reconnected = false;
-      for (let refusals = 0; ; ) {
-        const client = await this.client();
-        try {
-          return await fn(client);
-        } catch (e) {
-          if (!(e instanceof ChannelNotOpened)) throw e;
-          const gone = this.dead.has(client) || GONE.test(e.message);
-          if (gone && !reconnected) {
-            reconnected = true;
-            this.discard(client);
-            continue;
-          }
-          if (!gone && refusals < CHANNEL_RETRY_DELAYS_MS.length) {
-            await new Promise((r) => setTimeout(r, CHANNEL_RETRY_DELAYS_MS[refusals++]));
-            continue;
-          }
-          throw new TransportError(this.machine, `could not open an SSH channel for ${what}: ${e.message}`);
-        }
-      }
-    });
+  private withChannel<T>(what: string, fn: (client: Client) => Promise<T>): Promise<T> {
+    return this.slots.run(() => this.retrying(what, fn));
   }
+
+  /** withChannel without taking a slot: for the shared SFTP session, which takes its own. */
+  private async retrying<T>(what: string, fn: (client: Client) => Promise<T>): Promise<T> {
+    let reconnected = false;
+    for (let refusals = 0; ; ) {
+      const client = await this.client();
+      try {
+        return await fn(client);
+      } catch (e) {
+        if (!(e instanceof ChannelNotOpened)) throw e;
+        const gone = this.dead.has(client) || GONE.test(e.message);
+        if (gone && !reconnected) {
+          reconnected = true;
+          this.discard(client);
+          continue;
+        }
+        if (!gone && refusals < CHANNEL_RETRY_DELAYS_MS.length) {
+          await new Promise((r) => setTimeout(r, CHANNEL_RETRY_DELAYS_MS[refusals++]));
+          continue;
+        }
+        throw new TransportError(this.machine, `could not open an SSH channel for ${what}: ${e.message}`);
+      }
+    }
+  }
+
 
   /** Forgets a connection that is gone, so the next use dials again. */
   private discard(client: Client): void {
@@ -140,6 +194,8 @@ export class SshTransport implements Transport {
     if (this.current === client) {
       this.conn = undefined;
       this.current = undefined;
+      // A new connection prepares again: a crash may have left temp files since.
+      this.prepared.clear();
     }
     client.end();
   }

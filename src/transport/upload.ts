@@ -1,6 +1,7 @@
 // Atomic uploads over SFTP: bytes go to a temp file beside the target (created 0600), which gets
 // its owner and mode, is fsynced, and only then renamed over the target. A crash leaves at most a
-// temp file, which the next upload of the same target removes. Sources stream from disk.
+// temp file, which the next run's first upload into the same directory removes. Sources stream
+// from disk.
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { posix } from 'node:path';
@@ -9,10 +10,14 @@ import { CommandError } from '../errors.ts';
 import { sh, type Command } from '../shell.ts';
 import type { ExecResult, UploadOptions, UploadSource } from './types.ts';
 
-/** What an upload needs from its transport: commands and a scoped SFTP session (each takes a channel slot). */
+/** What an upload needs from its transport, which may remember the first two per connection. */
 export interface UploadChannels {
   machine: string;
   exec(cmd: Command): Promise<ExecResult>;
+  /** Runs prepareDirCommand(dir): the directory exists and holds no stale temp file. */
+  prepareDir(dir: string): Promise<void>;
+  /** The numeric uid and gid of an owner `user:group` on the machine (ownerCommand + parseOwnerIds). */
+  ownerIds(owner: string): Promise<[number, number]>;
   /** Runs fn with an SFTP session; `gone` rejects (ConnectionLostError) if the session or connection closes first. */
   withSftp<T>(fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>): Promise<T>;
 }
@@ -21,18 +26,19 @@ export interface UploadChannels {
 const CHUNK = 64 * 1024;
 const IN_FLIGHT = 16;
 
+/** What every temp file's name carries: `.<name>.hardway-tmp-<random>`. */
+const TEMP_MARK = '.hardway-tmp-';
+
 /** The prefix of every temp file for a target: `.<name>.hardway-tmp-`. */
 export function tempPrefix(path: string): string {
-  return posix.join(posix.dirname(path), `.${posix.basename(path)}.hardway-tmp-`);
+  return posix.join(posix.dirname(path), `.${posix.basename(path)}${TEMP_MARK}`);
 }
 
 /** Uploads source to path atomically with mode and owner (default root:root). */
 export async function uploadAtomic(ch: UploadChannels, path: string, source: UploadSource, opts: UploadOptions): Promise<void> {
   assertTargetPath(path);
-  const prefix = tempPrefix(path);
-  const tmp = prefix + randomBytes(6).toString('hex');
-  const prep = prepareCommand(path, opts.owner);
-  const [uid, gid] = parseOwnerIds(await check(ch, prep), ch.machine, prep, opts.owner);
+  const tmp = tempPrefix(path) + randomBytes(6).toString('hex');
+  const [, [uid, gid]] = await Promise.all([ch.prepareDir(posix.dirname(path)), ch.ownerIds(opts.owner ?? DEFAULT_OWNER)]);
 
   const renamed = await ch.withSftp(async (sftp, gone) => {
     const req = requester(gone);
@@ -40,10 +46,13 @@ export async function uploadAtomic(ch: UploadChannels, path: string, source: Upl
       const handle = await req<Buffer>((cb) => sftp.open(tmp, 'wx', { mode: 0o600 }, cb));
       try {
         await writeAll(sftp, handle, source, req);
-        await optional(req, (cb) => sftp.ext_openssh_fsync(handle, cb));
-        // chown before chmod: chown clears setuid/setgid bits.
-        await req((cb) => sftp.fchown(handle, uid, gid, cb));
-        await req((cb) => sftp.fchmod(handle, opts.mode, cb));
+        // Sent together, answered in order (requests on one handle are processed in order):
+        // chown before chmod, because chown clears setuid/setgid bits.
+        await Promise.all([
+          optional(req, (cb) => sftp.ext_openssh_fsync(handle, cb)),
+          req((cb) => sftp.fchown(handle, uid, gid, cb)),
+          req((cb) => sftp.fchmod(handle, opts.mode, cb)),
+        ]);
       } finally {
         await req((cb) => sftp.close(handle, cb)).catch(() => undefined);
       }
@@ -98,26 +107,33 @@ export function assertTargetPath(path: string): void {
   }
 }
 
-/** One round trip before an upload: parent directories, stale temp files of crashed uploads, numeric owner ids. */
-export function prepareCommand(path: string, owner = 'root:root'): Command {
-  const [user, group] = owner.split(':') as [string, string | undefined];
-  const gid = group === undefined ? sh`id -g -- ${user}` : sh`getent group ${group} | cut -d: -f3`;
-  return sh`mkdir -p -- ${posix.dirname(path)} && rm -f -- ${tempPrefix(path)}* && id -u -- ${user} && ${gid}`;
+/** The owner of an upload that names none. */
+const DEFAULT_OWNER = 'root:root';
+
+/** A directory made ready for uploads: it exists, and crashed uploads' temp files in it are gone. */
+export function prepareDirCommand(dir: string): Command {
+  return sh`mkdir -p -- ${dir} && rm -f -- ${dir.replace(/\/$/, '')}/.*${TEMP_MARK}*`;
 }
 
-/** Reads `uid\ngid` printed by prepareCommand; an unknown group is a CommandError naming the owner. */
-export function parseOwnerIds(stdout: string, machine: string, cmd: Command, owner = 'root:root'): [number, number] {
+/** Prints an owner's numeric uid and gid, one per line. */
+export function ownerCommand(owner = DEFAULT_OWNER): Command {
+  const [user, group] = owner.split(':') as [string, string | undefined];
+  const gid = group === undefined ? sh`id -g -- ${user}` : sh`getent group ${group} | cut -d: -f3`;
+  return sh`id -u -- ${user} && ${gid}`;
+}
+
+/** Both in one round trip, for a transport that remembers nothing between uploads. */
+export function prepareCommand(path: string, owner = DEFAULT_OWNER): Command {
+  return sh`${prepareDirCommand(posix.dirname(path))} && ${ownerCommand(owner)}`;
+}
+
+/** Reads `uid\ngid` printed by ownerCommand; an unknown group is a CommandError naming the owner. */
+export function parseOwnerIds(stdout: string, machine: string, cmd: Command, owner = DEFAULT_OWNER): [number, number] {
   const [uid, gid] = stdout.trim().split('\n').map(Number);
   if (!Number.isInteger(uid) || !Number.isInteger(gid)) {
     throw new CommandError(machine, cmd.text, 1, `owner ${owner}: user or group not found on the machine`);
   }
   return [uid!, gid!];
-}
-
-async function check(ch: UploadChannels, cmd: Command): Promise<string> {
-  const r = await ch.exec(cmd);
-  if (r.code !== 0) throw new CommandError(ch.machine, cmd.text, r.code, r.stderr);
-  return r.stdout;
 }
 
 type Callback<T> = (err: Error | null | undefined, value?: T) => void;

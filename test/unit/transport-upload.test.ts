@@ -178,6 +178,19 @@ describe('upload', () => {
     expect(leftovers(root)).toEqual([]);
   });
 
+  it('uploads on one connection share one SFTP session and prepare each directory and owner once', async () => {
+    const t = await start();
+    const files = ['a', 'b', 'c', 'd', 'e'].map((n) => join(root, 'etc', n));
+    await Promise.all(files.map((f) => t.upload(f, { data: Buffer.from(f) }, { mode: 0o644 })));
+    await t.upload(join(root, 'bin', 'x'), { data: Buffer.from('x') }, { mode: 0o755 });
+    for (const f of files) expect(readFileSync(f, 'utf8')).toBe(f);
+    expect(server.stats.sftpSessions).toBe(1);
+    // mkdir + stale temp removal for etc/ and for bin/, and root's ids once.
+    const prepares = server.stats.commands.filter((c) => c.includes('mkdir -p'));
+    expect(prepares).toHaveLength(2);
+    expect(server.stats.commands.filter((c) => c.includes('id -u'))).toHaveLength(1);
+  });
+
   it('rejects a relative or unnormalized target path', async () => {
     const t = await start();
     await expect(t.upload('etc/hosts', { data: Buffer.from('') }, { mode: 0o644 })).rejects.toThrow(/absolute file path/);
