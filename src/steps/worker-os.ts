@@ -50,7 +50,9 @@ export const workerOsStep: Step = {
       });
     }
     if (p.swapTarget.stdout.trim() !== 'masked') {
-      changes.push({ kind: 'exec', cmd: sh`systemctl mask swap.target`, reason: 'keep systemd from activating swap units' });
+      // --no-reload: the mask matters at boot (swap is already off now), and a reload of all of
+      // systemd costs ~0.1-0.3 s of CPU on the machine.
+      changes.push({ kind: 'exec', cmd: sh`systemctl mask --no-reload swap.target`, reason: 'keep systemd from activating swap units' });
     }
     if (p.bridge.stdout.trim() !== 'present') {
       changes.push({ kind: 'exec', cmd: sh`modprobe br_netfilter`, reason: 'br_netfilter is not loaded' });

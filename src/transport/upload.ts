@@ -25,6 +25,8 @@ export interface UploadChannels {
 /** Bytes per SFTP write request and how many requests may be in flight: bounds memory, keeps the pipe full. */
 const CHUNK = 64 * 1024;
 const IN_FLIGHT = 16;
+/** Bytes per read from a source file. */
+const READ_BLOCK = 1024 * 1024;
 
 /** What every temp file's name carries: `.<name>.hardway-tmp-<random>`. */
 const TEMP_MARK = '.hardway-tmp-';
@@ -75,29 +77,30 @@ export async function uploadAtomic(ch: UploadChannels, path: string, source: Upl
 
 /** Writes the source at increasing offsets with a bounded window of requests in flight. */
 async function writeAll(sftp: SFTPWrapper, handle: Buffer, source: UploadSource, req: Requester): Promise<void> {
-  const chunks = 'data' in source ? slices(source.data) : createReadStream(source.file, { highWaterMark: CHUNK });
+  // Files are read 1 MiB at a time and sent in CHUNK-sized requests: a read per request cost
+  // more CPU than the encryption (a 350 MB push: 0.6 s of the main thread in reads).
+  const blocks = 'data' in source ? [source.data] : createReadStream(source.file, { highWaterMark: READ_BLOCK });
   const inFlight = new Set<Promise<void>>();
   let failure: unknown;
   let offset = 0;
-  for await (const chunk of chunks as AsyncIterable<Buffer>) {
-    const p = req<number>((cb) => sftp.write(handle, chunk, 0, chunk.length, offset, cb)).then(
-      () => void inFlight.delete(p),
-      (e) => {
-        failure ??= e;
-        inFlight.delete(p);
-      },
-    );
-    inFlight.add(p);
-    offset += chunk.length;
-    if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
+  for await (const block of blocks as AsyncIterable<Buffer>) {
+    for (let i = 0; i < block.length && !failure; i += CHUNK) {
+      const chunk = block.subarray(i, i + CHUNK);
+      const p = req<number>((cb) => sftp.write(handle, chunk, 0, chunk.length, offset, cb)).then(
+        () => void inFlight.delete(p),
+        (e) => {
+          failure ??= e;
+          inFlight.delete(p);
+        },
+      );
+      inFlight.add(p);
+      offset += chunk.length;
+      if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
+    }
     if (failure) break;
   }
   await Promise.all(inFlight);
   if (failure) throw failure;
-}
-
-async function* slices(data: Buffer): AsyncIterable<Buffer> {
-  for (let i = 0; i < data.length; i += CHUNK) yield data.subarray(i, i + CHUNK);
 }
 
 /** Rejects a target that is not a normalized absolute file path (a programming error, not user input). */
