@@ -12,9 +12,9 @@ import { parseArgs, promisify } from 'node:util';
 import { caIdentities, identitiesFor, type CaIdentity, type Identity } from '../src/certs/identities.ts';
 import type { KeyAlgorithm } from '../src/cluster-settings.ts';
 import { loadInventory } from '../src/inventory.ts';
+import { cliLoader, HARDWAY } from './support/run.ts';
 
 const run = promisify(execFile);
-const HARDWAY = new URL('../bin/hardway.mjs', import.meta.url).pathname;
 
 /** A cluster of 1 server and `workers` workers in the KTHW address plan. */
 function machinesTxt(workers: number): string {
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   for (const c of cells) console.log(line(c));
   console.log('');
   console.log('ratio = hardway wall time / openssl loop wall time (below 1: hardway is faster). Wall times include');
-  console.log(`starting the hardway CLI (tsx: ${best(startup.slice(1)).wall.toFixed(2)} s for "hardway --version") and every openssl process;`);
+  console.log(`starting the hardway CLI (${cliLoader()}: ${best(startup.slice(1)).wall.toFixed(2)} s for "hardway --version") and every openssl process;`);
   console.log('cpu = user+sys of the child processes. Best of 3 runs (alternating order), RSA-4096 x 100 once.');
   for (const r of rows) if (r.extrapolated) console.log(`(*) ${r.extrapolated}`);
   console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);

@@ -18,7 +18,7 @@ import { ensureRootfs, rootfsPath } from '../src/lab/rootfs.ts';
 import { clearScratch, manualParallel, manualPushes, manualSequential, SCRATCH, stage } from './support/manual.ts';
 import { freshLab, labDir, labDown, newLog, prepareProject, runLogs } from './support/project.ts';
 import { loggedSeconds, pushedFiles, serviceWaitSeconds, stepSeconds } from './support/push-log.ts';
-import { hardway, secs, stopBench, type Ran } from './support/run.ts';
+import { cliLoader, hardway, secs, stopBench, type Ran } from './support/run.ts';
 import { describeResults, incomplete, parseSummary } from './support/up-result.ts';
 
 const SCENARIOS = [
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
   console.log('(test/fixtures/stand-ins, 1 KB scripts), so the bytes above are less than a real cluster\'s push (those');
   console.log('binaries are tens of MB each). The stand-in API never answers: kubelet-rbac and the API check of verify');
   console.log('fail by design; every other step on every machine converged (else a problem is listed below).');
-  console.log(`Wall times include starting the CLI (tsx: ${secs(startup)} for "hardway --version") and every ssh/scp process.`);
+  console.log(`Wall times include starting the CLI (${cliLoader()}: ${secs(startup)} for "hardway --version") and every ssh/scp process.`);
   console.log('hardway also waits for each (re)started service to become active and checks etcd over TLS; the');
   console.log('manual loop\'s "systemctl enable --now" finds the services already running (nothing to wait for).');
   for (const m of done) {

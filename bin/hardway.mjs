@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Entry point: loads the TypeScript sources through tsx so a fresh clone runs without a build step.
-import { register } from 'tsx/esm/api';
+// Entry point: runs the bundle in dist/cli when it was built from src/ as it is now (npm ci and
+// npm run build make it), else loads the TypeScript sources through tsx, so a fresh clone or an
+// edited source always runs the code in src/.
+import { fileURLToPath } from 'node:url';
+import { bundleIsCurrent } from './source-stamp.mjs';
 
-register();
 // A reader that goes away (`hardway ... | head`) is not an error of ours: stop quietly.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (e) => {
@@ -10,5 +12,12 @@ for (const stream of [process.stdout, process.stderr]) {
     throw e;
   });
 }
-const { main } = await import('../src/cli.ts');
-process.exitCode = await main(process.argv.slice(2));
+let cli;
+if (process.env.HARDWAY_NO_BUNDLE !== '1' && bundleIsCurrent(fileURLToPath(new URL('../', import.meta.url)))) {
+  cli = await import('../dist/cli/cli.js');
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  cli = await import('../src/cli.ts');
+}
+process.exitCode = await cli.main(process.argv.slice(2));

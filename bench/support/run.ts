@@ -1,5 +1,6 @@
 // Local processes for the benches: the hardway CLI, ssh and scp, each timed from spawn to exit.
 import { execFile } from 'node:child_process';
+import { bundleIsCurrent } from '../../bin/source-stamp.mjs';
 
 /** What a finished local command left: exit code, output and wall time in seconds. */
 export interface Ran {
@@ -9,8 +10,13 @@ export interface Ran {
   seconds: number;
 }
 
-/** The CLI entry point, as a user runs it (node + tsx loader). */
+/** The CLI entry point, as a user runs it. */
 export const HARDWAY = new URL('../../bin/hardway.mjs', import.meta.url).pathname;
+
+/** How the CLI starts here: the bundle from `npm run build`, or tsx when the bundle is missing or stale. */
+export function cliLoader(): string {
+  return bundleIsCurrent(new URL('../../', import.meta.url).pathname) ? 'bundle in dist/cli' : 'tsx (no current bundle: npm run build)';
+}
 
 /**
  * Aborted on Ctrl-C: running bench commands are killed and new ones fail at once, so the bench

@@ -13,7 +13,8 @@ export const ARCHES = ['amd64', 'arm64'] as const;
 export type Arch = (typeof ARCHES)[number];
 
 /** The built-in versions manifest, shipped in the source tree. */
-export const BUILTIN_VERSIONS_FILE = fileURLToPath(new URL('./versions.json', import.meta.url));
+// Found from the package root, so the same path works from src/download/ and from the bundle in dist/cli/.
+export const BUILTIN_VERSIONS_FILE = fileURLToPath(new URL('../../src/download/versions.json', import.meta.url));
 
 /** One file to take out of a release file: a member of an archive (or the file itself) to a path in downloads/. */
 export type FileRule = { from?: string; to: string } | { fromDir: string; toDir: string };
