@@ -84,13 +84,17 @@ describe('facts over a real shell', () => {
     let execs = 0;
     const counting = { ...t, machine: t.machine, exec: (c: Parameters<typeof t.exec>[0], o?: Parameters<typeof t.exec>[1]) => (execs++, t.exec(c, o)), upload: t.upload.bind(t), close: t.close.bind(t) };
     const facts = createFacts(counting);
-    const [stat, read, missing, sub, probe, failed] = await facts.batch([
+    const [stat, read, missing, sub, probe, failed, line, bare, two, empty] = await facts.batch([
       { op: 'S', path: join(dir, 'a b') },
       { op: 'R', path: join(dir, 'a b') },
       { op: 'S', path: join(dir, "it's") },
       { op: 'R', path: join(dir, 'sub') },
       { op: 'C', cmd: sh`printf '%s\n\n' ${"it's"}; read x || echo no-stdin` },
       { op: 'C', cmd: sh`exit 7` },
+      { op: 'C', cmd: sh`printf ':one line\n'` },
+      { op: 'C', cmd: sh`printf ';no newline'` },
+      { op: 'C', cmd: sh`printf 'two\nlines\n'; printf 'multi\nline ${'$'}x' >&2` },
+      { op: 'C', cmd: sh`printf '\n'` },
     ]);
     expect(execs).toBe(1);
     expect(stat).toMatchObject({ exists: true, mode: 0o640, size: 6, sha256: contentSha256(Buffer.from('hello\n')) });
@@ -99,6 +103,11 @@ describe('facts over a real shell', () => {
     expect(sub).toMatchObject({ exists: true, notFile: true });
     expect(probe).toEqual({ code: 0, stdout: "it's\n\nno-stdin\n" });
     expect(failed).toEqual({ code: 7, stdout: '' });
+    // One-line answers travel as they are, others in base64: the same stdout either way.
+    expect(line).toEqual({ code: 0, stdout: ':one line\n' });
+    expect(bare).toEqual({ code: 0, stdout: ';no newline' });
+    expect(two).toEqual({ code: 0, stdout: 'two\nlines\n' });
+    expect(empty).toEqual({ code: 0, stdout: '\n' });
   });
 });
 
