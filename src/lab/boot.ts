@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { FailureError } from '../errors.ts';
+import { createMachineCgroups, removeMachineCgroups } from './cgroups.ts';
 import { local } from './local.ts';
 import { isMountPoint } from './mounts.ts';
 import { machinePaths } from './machine.ts';
@@ -29,12 +30,18 @@ export function nspawnArgs(root: string, m: LabMachine, bridge: string): string[
   ];
 }
 
-/** Boots the machine detached; returns the nspawn pid (also written to <mdir>/pid). */
+/** Boots the machine detached, in cgroups of its own; returns the nspawn pid (also written to <mdir>/pid). */
 export function startMachine(mdir: string, m: LabMachine, bridge: string): number {
   const p = machinePaths(mdir);
+  // Leftovers of the machine's last boot first (a reboot starts nspawn again).
+  removeMachineCgroups(m.unit);
+  const cgroups = createMachineCgroups(m.unit);
   const log = openSync(p.console, 'a');
   try {
-    const child = spawn('systemd-nspawn', nspawnArgs(p.root, m, bridge), {
+    // The shell moves itself into the machine's cgroups, then becomes nspawn (same pid).
+    const enter = 'for d in $HARDWAY_CGROUPS; do echo $$ > "$d/cgroup.procs" || exit 1; done; exec "$@"';
+    const child = spawn('sh', ['-c', enter, 'sh', 'systemd-nspawn', ...nspawnArgs(p.root, m, bridge)], {
+      env: { ...process.env, HARDWAY_CGROUPS: cgroups.join(' ') },
       detached: true, // own session: survives hardway exiting, and no terminal signals reach it
       stdio: ['ignore', log, log],
     });
@@ -88,6 +95,7 @@ export async function stopMachine(mdir: string, m: LabMachine, timeoutMs = 30_00
     }
   }
   rmSync(machinePaths(mdir).pid, { force: true });
+  removeMachineCgroups(m.unit);
 }
 
 function childrenOf(pid: number): number[] {

@@ -94,6 +94,16 @@ describe('hardway lab', () => {
     expect(out).toBe('SSH-2.0');
   });
 
+  it('runs each machine in cgroups of its own: the same unit started on every machine at once never fails (219/CGROUP)', async () => {
+    // With one shared cgroup tree, a unit stopping on one machine removed the cgroup that the same
+    // unit starting on another machine was entering: status 219/CGROUP, now and then.
+    const cycle = 'for i in $(seq 15); do systemd-run --wait --quiet --unit=hw-cgroup-probe true || exit 1; done';
+    const runs = await Promise.all(lab.machines.map((m) => lab.ssh(m.hostname, cycle)));
+    expect(runs.map((r) => r.code)).toEqual(lab.machines.map(() => 0));
+    const cgroup = readFileSync(`/proc/${nspawnPids().split('\n')[0]}/cgroup`, 'utf8');
+    expect(cgroup).toMatch(new RegExp(`:/hardway-lab/${NAME}-[a-z0-9-]+/supervisor$`, 'm'));
+  });
+
   it('up on the running lab is a no-op that reports it', async () => {
     const before = nspawnPids();
     const r = await hardway(['lab', 'up', '--name', NAME, '--subnet', SUBNET, '--dir', lab.dir]);
@@ -147,6 +157,9 @@ describe('hardway lab', () => {
     expect(nspawnPids()).toBe('');
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(STATE);
     expect(execFileSync('ip', ['-br', 'link'], { encoding: 'utf8' })).not.toMatch(/hw-e2e-lab|vb-e2e-lab/);
+    for (const h of ['/sys/fs/cgroup/unified', '/sys/fs/cgroup/systemd', '/sys/fs/cgroup']) {
+      expect(existsSync(`${h}/hardway-lab/${NAME}-server`)).toBe(false);
+    }
     const again = await hardway(['lab', 'down', '--name', NAME]);
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/nothing to do/);
