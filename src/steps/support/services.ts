@@ -49,13 +49,9 @@ export function startAndWait(verb: 'start' | 'restart', service: string): Comman
   return sh`${startService(verb, service)} && ${waitActive(service)}`;
 }
 
-/**
- * `systemctl start|restart S`, tried a second time after a second if the first fails: in lab
- * containers a freshly installed unit's first start sometimes fails with status 219/CGROUP while
- * other machines start theirs. A second failure prints the service's journal and fails.
- */
+/** `systemctl start|restart S`; a failure prints the service's journal and fails. */
 export function startService(verb: 'start' | 'restart', service: string): Command {
-  return sh`{ systemctl ${verb} ${service} || { sleep 1; systemctl ${verb} ${service}; } || { journalctl -u ${service} -n 15 --no-pager -o cat >&2; exit 1; }; }`;
+  return sh`{ systemctl ${verb} ${service} || { journalctl -u ${service} -n 15 --no-pager -o cat >&2; exit 1; }; }`;
 }
 
 /** Waits until a service is active (polling every half second); on failure prints its journal and exits 1. */
