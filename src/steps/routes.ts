@@ -8,7 +8,7 @@ import { podRoutes, ROUTES_SERVICE, type PodRoute } from '../render/routes.ts';
 import { sh } from '../shell.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
-import { enableService, startService } from './support/services.ts';
+import { enableService, reloadChanges, startService } from './support/services.ts';
 
 /** A route as `ip -4 route show` lists it. */
 export interface LiveRoute {
@@ -67,7 +67,7 @@ export const routesStep: Step = {
     }
     const unitWork = fileChangesFrom(found, files);
     changes.push(...unitWork);
-    if (unitWork.some((c) => c.kind === 'put')) changes.push({ kind: 'exec', cmd: sh`systemctl daemon-reload`, reason: 'routes unit changed' });
+    changes.push(...reloadChanges(found.services, unitWork));
     if (enabled !== 'enabled') changes.push({ kind: 'exec', cmd: enableService(ROUTES_SERVICE), reason: 'replay the routes at boot' });
     // Started once so systemd knows the routes are up; the routes themselves were set above.
     if (active !== 'active') changes.push({ kind: 'exec', cmd: startService('start', ROUTES_SERVICE), reason: `${ROUTES_SERVICE} is ${active || 'inactive'}` });

@@ -92,14 +92,27 @@ describe('service changes', () => {
     expect(texts(out)).toEqual(['systemctl daemon-reload', 'systemctl restart kubelet']);
   });
 
+  it('installs a new unit without reloading systemd, and reloads when a loaded unit changes', async () => {
+    const fresh = parseServiceStates('Id=kubelet.service\nActiveState=inactive\nUnitFileState=\nLoadState=not-found');
+    const inputs = [{ path: '/etc/systemd/system/kubelet.service', services: ['kubelet'] }];
+    const first = serviceChanges(fresh, ['kubelet'], inputs, [{ ...put('/etc/systemd/system/kubelet.service'), reason: 'missing' } as Change]);
+    expect(texts(first)).toEqual(['systemctl enable --no-reload kubelet', 'systemctl restart kubelet']);
+    // The start falls back to one reload for a systemd that does not load new unit files by itself.
+    expect(first.at(-1)!.kind === 'exec' && first.at(-1)!.cmd.text).toContain('systemctl daemon-reload && systemctl restart kubelet');
+    const loaded = parseServiceStates('Id=kubelet.service\nActiveState=active\nUnitFileState=enabled\nLoadState=loaded');
+    expect(texts(serviceChanges(loaded, ['kubelet'], inputs, [put('/etc/systemd/system/kubelet.service')]))).toEqual(['systemctl daemon-reload', 'systemctl restart kubelet']);
+  });
+
   it('plans nothing for an enabled, active service whose inputs did not change', async () => {
     expect(serviceChanges(factsWith({ etcd: 'enabled active' }), ['etcd'], [], [])).toEqual([]);
   });
 
   it('parses the state of several services from one systemctl show, a missing unit included', () => {
     const states = parseServiceStates('Id=kubelet.service\nActiveState=active\nUnitFileState=enabled\n\nId=nosuch.service\nActiveState=inactive\nUnitFileState=\n');
-    expect(states.get('kubelet')).toEqual({ enabled: 'enabled', active: 'active' });
-    expect(states.get('nosuch')).toEqual({ enabled: '', active: 'inactive' });
+    expect(states.get('kubelet')).toEqual({ enabled: 'enabled', active: 'active', loaded: true });
+    expect(states.get('nosuch')).toEqual({ enabled: '', active: 'inactive', loaded: true });
+    const fresh = parseServiceStates('Id=kubelet.service\nActiveState=inactive\nUnitFileState=\nLoadState=not-found\n');
+    expect(fresh.get('kubelet')).toEqual({ enabled: '', active: 'inactive', loaded: false });
   });
 
   it('enables and starts a service that is not running', async () => {

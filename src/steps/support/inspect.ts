@@ -16,6 +16,8 @@ export interface Inspection {
 export interface ServiceState {
   enabled: string;
   active: string;
+  /** systemd holds the unit in memory (LoadState other than not-found): a changed unit file needs a reload. */
+  loaded: boolean;
 }
 
 /** Stats `paths`, reads the state of `services` and runs `probes`, all in one remote command. */
@@ -37,16 +39,16 @@ export function fileChangesFrom(found: Inspection, desired: DesiredFile[]): Chan
 
 /** One `systemctl show` for many services (one process, not two per service). */
 export function serviceStatesCommand(services: readonly string[]): Command {
-  return sh`systemctl show -p Id -p UnitFileState -p ActiveState ${services.map((s) => `${s}.service`)}`;
+  return sh`systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState ${services.map((s) => `${s}.service`)}`;
 }
 
-/** Parses `systemctl show -p Id -p UnitFileState -p ActiveState` output, keyed by service name. */
+/** Parses serviceStatesCommand's output, keyed by service name (no LoadState counts as loaded). */
 export function parseServiceStates(text: string): Map<string, ServiceState> {
   const out = new Map<string, ServiceState>();
   for (const block of text.split(/\n\s*\n/)) {
     const props = Object.fromEntries(block.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     if (!props.Id) continue;
-    out.set(props.Id.replace(/\.service$/, ''), { enabled: props.UnitFileState ?? '', active: props.ActiveState ?? '' });
+    out.set(props.Id.replace(/\.service$/, ''), { enabled: props.UnitFileState ?? '', active: props.ActiveState ?? '', loaded: props.LoadState !== 'not-found' });
   }
   return out;
 }
