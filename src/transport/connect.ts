@@ -6,8 +6,10 @@ import ssh2, { type Client as SshClient, type ServerHostKeyAlgorithm } from 'ssh
 
 const { Client } = ssh2;
 type Client = SshClient;
+import { createConnection } from 'node:net';
 import type { Readable } from 'node:stream';
 import { authOffer } from './auth.ts';
+import { batchWrites } from './batched-writes.ts';
 import type { Endpoint, Route } from './endpoint.ts';
 import { AuthError, ConnectError, HostKeyError, TransportError } from './errors.ts';
 import { fingerprint, keyTypeOf, type KnownHosts } from './known-hosts.ts';
@@ -139,16 +141,21 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
     });
     client.once('ready', () => {
       settled = true;
-      // Without TCP_NODELAY a request that goes out as two small writes waits for the server's
-      // delayed ACK: every exec took ~48 ms instead of ~5 ms on the lab.
-      client.setNoDelay(true);
       resolve(client);
     });
+    // The first hop's TCP socket is ours (ssh2 would make the same one), so it can batch writes.
+    const tcp = sock ? undefined : createConnection({ host: hop.host, port: hop.port });
+    if (tcp) {
+      // Without TCP_NODELAY a request that goes out as two small writes waits for the server's
+      // delayed ACK: every exec took ~48 ms instead of ~5 ms on the lab.
+      tcp.setNoDelay(true);
+      batchWrites(tcp);
+    }
     const connect = () => client.connect({
       host: hop.host,
       port: hop.port,
       username: hop.user,
-      sock,
+      sock: sock ?? tcp,
       readyTimeout: ctx.readyTimeoutMs,
       keepaliveInterval: ctx.keepaliveIntervalMs,
       keepaliveCountMax: ctx.keepaliveCountMax,
@@ -176,6 +183,7 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
     try {
       connect();
     } catch (e) {
+      tcp?.destroy();
       // ssh2 validates its options synchronously (e.g. a user name it cannot send).
       fail(new ConnectError(ctx.machine, hop.display, (e as Error).message, 1));
     }

@@ -98,7 +98,8 @@ describe('service changes', () => {
     const first = serviceChanges(fresh, ['kubelet'], inputs, [{ ...put('/etc/systemd/system/kubelet.service'), reason: 'missing' } as Change]);
     expect(texts(first)).toEqual(['systemctl enable --no-reload kubelet', 'systemctl restart kubelet']);
     // The start falls back to one reload for a systemd that does not load new unit files by itself.
-    expect(first.at(-1)!.kind === 'exec' && first.at(-1)!.cmd.text).toContain('systemctl daemon-reload && systemctl restart kubelet');
+    const start = first.at(-1)!;
+    expect(start.kind === 'exec' ? start.cmd.text : '').toContain('systemctl daemon-reload && systemctl restart kubelet');
     const loaded = parseServiceStates('Id=kubelet.service\nActiveState=active\nUnitFileState=enabled\nLoadState=loaded');
     expect(texts(serviceChanges(loaded, ['kubelet'], inputs, [put('/etc/systemd/system/kubelet.service')]))).toEqual(['systemctl daemon-reload', 'systemctl restart kubelet']);
   });
