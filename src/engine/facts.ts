@@ -57,7 +57,10 @@ fast=
 tab=$(printf '\\t')
 nl='
 '
-cache=${SHA_CACHE}
+cachedir=
+cacheread=
+cached=
+cache=\${cache:-${SHA_CACHE}}
 fast_sha() {
   if [ -z "$fast" ]; then
     f=$(printf abc | openssl dgst -sha256 -r 2>/dev/null); fast=no; [ "\${f%% *}" = ${SHA256_ABC} ] && fast=yes
@@ -75,12 +78,18 @@ while IFS= read -r line; do
         sum=
         if [ "\${meta##* }" -ge ${FAST_HASH_MIN} ]; then
           key="$arg$tab\${meta##* }:$ident$tab"
-          [ -r "$cache" ] && sum=$(grep -F -m1 -- "$key" "$cache") && sum=\${sum##*"$tab"}
+          # The cache is read once per batch; each lookup is a pattern match, not a grep process.
+          [ -n "$cacheread" ] || { cached=$(cat "$cache" 2>/dev/null); cacheread=1; }
+          case $cached in *"$key"*) sum=\${cached#*"$key"}; sum=\${sum%%"$nl"*} ;; esac
           if [ -z "$sum" ]; then
             if fast_sha; then sum=$(openssl dgst -sha256 -r < "$arg") || { echo E; continue; }
             else sum=$(sha256sum < "$arg") || { echo E; continue; }; fi
             sum=\${sum%% *}
-            [ -n "$write" ] && mkdir -p "\${cache%/*}" && printf '%s%s\\n' "$key" "$sum" >> "$cache"
+            if [ -n "$write" ]; then
+              # The cache's directory is made once per batch, not once per file hashed.
+              [ -n "$cachedir" ] || { mkdir -p "\${cache%/*}"; cachedir=1; }
+              printf '%s%s\\n' "$key" "$sum" >> "$cache"
+            fi
           fi
         else
           sum=$(sha256sum < "$arg") || { echo E; continue; }
@@ -123,8 +132,9 @@ export interface Facts {
 }
 
 /** Creates the facts helpers for a transport; `log` receives one line per request answered. */
-export function createFacts(transport: Transport, log: (line: string) => void = () => {}, opts: { cacheWrites?: boolean } = {}): Facts {
-  const script = opts.cacheWrites ? sh`write=1; ${FACTS_SCRIPT}` : sh`write=; ${FACTS_SCRIPT}`;
+export function createFacts(transport: Transport, log: (line: string) => void = () => {}, opts: { cacheWrites?: boolean; cacheFile?: string } = {}): Facts {
+  const cache = sh`cache=${opts.cacheFile ?? SHA_CACHE};`;
+  const script = opts.cacheWrites ? sh`${cache} write=1; ${FACTS_SCRIPT}` : sh`${cache} write=; ${FACTS_SCRIPT}`;
   const batch = async (requests: FactRequest[]): Promise<Array<FileFact | ProbeResult>> => {
     if (requests.length === 0) return [];
     const stdin = requests.map(encodeRequest).join('\n') + '\n';

@@ -1,7 +1,7 @@
 // The facts script's SHA-256 of large files over a real shell: openssl where it answers the known
 // digest, sha256sum otherwise (no openssl, or one that answers wrong); the same digest every way.
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -71,5 +71,29 @@ describe('facts: SHA-256 of large files', () => {
     const [b, s] = await statBoth(withPath(marker));
     expect(b).toBe('feed' + sha(big).slice(4));
     expect(s).toBe(sha(small));
+  });
+
+  it('remembers large files\' digests by path, size, inode and ctime: a rerun reads the cache, a changed file is hashed again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hw-facts-cache-'));
+    const file = join(dir, 'bin');
+    const cacheFile = join(dir, 'state', 'sha256.cache');
+    writeFileSync(file, big);
+    const t = new LocalTransport({ machine: 'jumpbox' });
+    const stat = async (cacheWrites: boolean) => (await createFacts(t, () => {}, { cacheWrites, cacheFile }).stat([file])).get(file)!.sha256;
+
+    expect(await stat(false)).toBe(sha(big));
+    expect(existsSync(cacheFile)).toBe(false); // --dry-run writes nothing on the machine
+    expect(await stat(true)).toBe(sha(big));
+    const line = readFileSync(cacheFile, 'utf8');
+    expect(line).toBe(`${file}\t${big.length}:${statSync(file).ino}:${Math.floor(statSync(file).ctimeMs / 1000)}\t${sha(big)}\n`);
+    // The remembered digest is what a rerun answers (planted: proves no re-hash).
+    writeFileSync(cacheFile, line.replace(sha(big), 'ab'.repeat(32)));
+    expect(await stat(true)).toBe('ab'.repeat(32));
+    // A rewrite (new ctime) is a different key: hashed again and remembered.
+    await new Promise((r) => setTimeout(r, 1100));
+    writeFileSync(file, Buffer.concat([big, Buffer.from('x')]));
+    expect(await stat(true)).toBe(sha(Buffer.concat([big, Buffer.from('x')])));
+    expect(readFileSync(cacheFile, 'utf8').trim().split('\n')).toHaveLength(2);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
