@@ -4,7 +4,7 @@ import type { Inventory, Machine } from '../inventory.ts';
 import { renderControlPlane } from './control-plane.ts';
 import { renderHostsBlocks } from './hosts.ts';
 import { renderRoutes } from './routes.ts';
-import { createTemplateSet } from './templates.ts';
+import { sharedTemplateSet } from './templates.ts';
 import type { RenderedFile, RenderOptions } from './types.ts';
 import { renderWorker } from './worker.ts';
 
@@ -12,7 +12,7 @@ export type { RenderedFile, RenderOptions, RenderStep } from './types.ts';
 
 /** Every file hardway renders for `machine`, in install order; throws FailureError on a template problem. */
 export function renderMachine(inv: Inventory, machine: Machine, opts: RenderOptions = {}): RenderedFile[] {
-  const templates = createTemplateSet(opts.templateRoot);
+  const templates = sharedTemplateSet(opts.templateRoot);
   return [
     ...renderHostsBlocks(inv),
     ...(machine.role === 'control-plane'

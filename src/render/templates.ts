@@ -39,6 +39,20 @@ export function createTemplateSet(root: string = PACKAGE_ROOT): TemplateSet {
   };
 }
 
+/** Template sets by root, shared by every render of a process (templates do not change while it runs). */
+const shared = new Map<string, TemplateSet>();
+
+/**
+ * The process's template set for `root`: each template is read and compiled once. A run renders
+ * every machine's files for each step's plan and re-plan; compiling them each time cost ~0.3 s of
+ * CPU on a 9-machine push.
+ */
+export function sharedTemplateSet(root: string = PACKAGE_ROOT): TemplateSet {
+  let set = shared.get(root);
+  if (!set) shared.set(root, (set = createTemplateSet(root)));
+  return set;
+}
+
 /** Compiles one template strictly; the returned function throws FailureError naming `name` and the missing field. */
 export function compileTemplate(name: string, source: string, hb: typeof Handlebars = Handlebars.create()): (values: object) => string {
   const template = hb.compile(source, { strict: true, noEscape: true });

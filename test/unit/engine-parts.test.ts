@@ -59,6 +59,19 @@ describe('Redactor', () => {
   });
 });
 
+describe('Redactor with overlapping and many secrets', () => {
+  it('hides every part of overlapping occurrences and finds each of thousands of secrets', () => {
+    const r = new Redactor();
+    r.add('AAAAAAAAxxxxxxxx12345678');
+    r.add('xxxx12345678yyyyyyyyyyyy');
+    expect(r.redact('<AAAAAAAAxxxxxxxx12345678yyyyyyyyyyyy>')).toBe('<[REDACTED]>');
+    const keys = Array.from({ length: 3000 }, (_, i) => `K${String(i).padStart(4, '0')}${'Z'.repeat(40)}`);
+    for (const k of keys) r.add(k);
+    expect(r.redact(`a ${keys[2999]} b ${keys[7]} c`)).toBe('a [REDACTED] b [REDACTED] c');
+    expect(r.redact('nothing secret in this line')).toBe('nothing secret in this line');
+  });
+});
+
 describe('Redactor and names in secret files', () => {
   it('keeps component names that appear in a secret kubeconfig visible in other lines', () => {
     const r = new Redactor();
