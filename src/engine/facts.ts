@@ -49,6 +49,7 @@ const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f200
  *  `:text` for stdout `text\n`, `;text` for stdout `text` (one line, no newline), else base64(stdout).
  *  The command runs in a subshell (eval: no new sh to start) with stdin and stderr closed.
  *  Each request costs a process or two, not five: a run asks a few hundred of them.
+ *  All S and R files of a batch get one `stat`, and its small S files one `sha256sum`.
  *  Large files are hashed by openssl when it is there and right: it uses the CPU's SHA instructions
  *  and is about 4x faster than sha256sum on the binaries every no-op rerun re-checks, but its start-up
  *  makes it slower on small files. Same SHA-256 either way. */
@@ -67,12 +68,49 @@ fast_sha() {
   fi
   [ "$fast" = yes ]
 }
-while IFS= read -r line; do
-  op=\${line%% *}; arg=\${line#* }
+# The lines of $1 into $2_1, $2_2, ... (no process); their number in nlines.
+split_lines() {
+  nlines=0
+  set -f; _ifs=$IFS; IFS=$nl
+  for _l in $1; do nlines=$((nlines + 1)); eval "$2_$nlines=\\$_l"; done
+  IFS=$_ifs; set +f
+}
+# All requests first (q_1 ... q_n). The regular files among S and R (f_1 ... f_k; x_I = J when
+# request I is file J) get ONE stat, and the small ones asked with S ONE sha256sum: two processes
+# per batch instead of two per file. Should a count not match (a file changed in between), each
+# file is asked on its own.
+n=0
+while IFS= read -r line; do n=$((n + 1)); eval "q_$n=\\$line"; done
+k=0; i=0; set --
+while [ $i -lt $n ]; do
+  i=$((i + 1)); eval "line=\\$q_$i"; op=\${line%% *}; arg=\${line#* }
+  case $op in S|R) if [ -f "$arg" ]; then k=$((k + 1)); eval "x_$i=$k; f_$k=\\$arg; o_$k=\\$op"; set -- "$@" "$arg"; fi ;; esac
+done
+batched=
+if [ $k -gt 0 ] && metas=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$@" 2>/dev/null); then
+  split_lines "$metas" m
+  if [ $nlines = $k ]; then
+    batched=1; j=0; set --
+    while [ $j -lt $k ]; do
+      j=$((j + 1)); eval "meta=\\$m_$j; op=\\$o_$j; arg=\\$f_$j"; size=\${meta% *}; size=\${size##* }
+      [ "$op" = S ] && [ "$size" -lt ${FAST_HASH_MIN} ] && { set -- "$@" "$arg"; eval "y_$j=$#"; }
+    done
+    if [ $# -gt 0 ]; then
+      if sums=$(sha256sum -- "$@" 2>/dev/null); then split_lines "$sums" s; else nlines=0; fi
+      # (A name with a backslash makes sha256sum start its line with one, stripped below.)
+      [ $nlines = $# ] || batched=
+    fi
+  fi
+fi
+i=0
+while [ $i -lt $n ]; do
+  i=$((i + 1)); eval "line=\\$q_$i"; op=\${line%% *}; arg=\${line#* }
   case $op in
   S|R)
-    if [ -f "$arg" ]; then
-      meta=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$arg") || { echo E; continue; }
+    j=; eval "j=\\\${x_$i-}"
+    if [ -n "$j" ] || [ -f "$arg" ]; then
+      if [ -n "$batched" ]; then eval "meta=\\$m_$j"
+      else meta=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$arg") || { echo E; continue; }; fi
       ident=\${meta##* }; meta=\${meta% *}
       if [ "$op" = S ]; then
         sum=
@@ -91,8 +129,8 @@ while IFS= read -r line; do
               printf '%s%s\\n' "$key" "$sum" >> "$cache"
             fi
           fi
-        else
-          sum=$(sha256sum < "$arg") || { echo E; continue; }
+        elif [ -n "$batched" ]; then eval "y=\\$y_$j"; eval "sum=\\$s_$y"; sum=\${sum#\\\\}
+        else sum=$(sha256sum < "$arg") || { echo E; continue; }
         fi
         echo "F $meta \${sum%% *}"
       elif [ "\${meta##* }" -gt ${READ_LIMIT} ]; then

@@ -30,6 +30,8 @@ function binDir(root: string, extra: Record<string, string> = {}, openssl = fals
   const tools = ['sh', 'stat', 'sha256sum', 'base64', 'printf', 'cat', ...(openssl ? ['openssl'] : [])];
   for (const tool of tools) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
   for (const [name, body] of Object.entries(extra)) {
+    // Never write through a tool's symlink: that would replace the real /usr/bin tool.
+    rmSync(join(bin, name), { force: true });
     writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`);
     chmodSync(join(bin, name), 0o755);
   }
@@ -94,6 +96,23 @@ describe('facts: SHA-256 of large files', () => {
     writeFileSync(file, Buffer.concat([big, Buffer.from('x')]));
     expect(await stat(true)).toBe(sha(Buffer.concat([big, Buffer.from('x')])));
     expect(readFileSync(cacheFile, 'utf8').trim().split('\n')).toHaveLength(2);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('asks stat and sha256sum once per batch however many small files it holds, names with a backslash included', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hw-facts-batch-'));
+    const count = join(dir, 'calls');
+    const names = ['a', 'b c', 'back\\slash', 'd'];
+    for (const n of names) writeFileSync(join(dir, n), `content of ${n}\n`);
+    const bin = binDir(dir, {
+      stat: `echo stat >> ${count}; exec /usr/bin/stat "$@"`,
+      sha256sum: `echo sha256sum >> ${count}; exec /usr/bin/sha256sum "$@"`,
+    });
+    const paths = [...names, 'a'].map((n) => join(dir, n));
+    const got = await createFacts(withPath(bin)).stat([...paths, join(dir, 'missing')]);
+    for (const n of names) expect(got.get(join(dir, n))!.sha256).toBe(sha(Buffer.from(`content of ${n}\n`)));
+    expect(got.get(join(dir, 'missing'))!.exists).toBe(false);
+    expect(readFileSync(count, 'utf8').trim().split('\n').sort()).toEqual(['sha256sum', 'stat']);
     rmSync(dir, { recursive: true, force: true });
   });
 });
