@@ -65,7 +65,10 @@ export function runningPid(mdir: string, m: LabMachine): number | undefined {
 /** True if pid is a live systemd-nspawn for this machine name (guards against a reused pid). */
 export function isMachineProcess(pid: number, unit: string): boolean {
   try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    // Empty while the starting shell execs nspawn (or for a zombie): alive unless it is a zombie.
+    if (cmdline === '') return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    const argv = cmdline.split('\0');
     return argv.some((a) => a.endsWith('systemd-nspawn')) && argv.includes(unit);
   } catch {
     return false;
