@@ -5,7 +5,7 @@ import type { Change, Step, StepContext } from '../engine/types.ts';
 import { ANY } from '../layout.ts';
 import { parseCidr, within, type Network } from '../net/ipv4.ts';
 import { podRoutes, ROUTES_SERVICE, type PodRoute } from '../render/routes.ts';
-import { sh } from '../shell.ts';
+import { joinCommands, sh } from '../shell.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
 import { enableService, reloadChanges, startService } from './support/services.ts';
@@ -47,6 +47,16 @@ export function routeChanges(live: LiveRoute[], wanted: PodRoute[], clusterCidr:
   return changes;
 }
 
+/**
+ * The route changes as one command (`ip route ... && ip route ...`): a machine of a 9-machine
+ * cluster needs 8 routes, and each command run on its own costs an SSH channel and a shell there.
+ */
+export function asOneCommand(changes: Change[]): Change[] {
+  const cmds = changes.flatMap((c) => (c.kind === 'exec' ? [c.cmd] : []));
+  if (cmds.length < 2 || cmds.length !== changes.length) return changes;
+  return [{ kind: 'exec', cmd: joinCommands(cmds, ' && '), reason: changes.map((c) => c.reason).join('; ') }];
+}
+
 /** The routes step. */
 export const routesStep: Step = {
   name: 'routes',
@@ -57,7 +67,7 @@ export const routesStep: Step = {
     const wanted = podRoutes(inventory, machine);
     const { files } = renderedFor(inventory, machine, 'routes');
     const found = await inspect(facts, [ANY.routesUnit], [ROUTES_SERVICE], { routes: sh`ip -4 route show` });
-    const changes = routeChanges(parseRoutes(found.probes.routes!.stdout), wanted, inventory.settings.clusterCidr);
+    const changes = asOneCommand(routeChanges(parseRoutes(found.probes.routes!.stdout), wanted, inventory.settings.clusterCidr));
     const { enabled, active } = found.services.get(ROUTES_SERVICE)!;
     if (wanted.length === 0) {
       if (found.files.get(ANY.routesUnit)!.exists) {

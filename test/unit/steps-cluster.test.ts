@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseInventory } from '../../src/inventory.ts';
 import { defaultSettings } from '../../src/cluster-settings.ts';
 import { placements } from '../../src/steps/distribute.ts';
-import { parseRoutes, routeChanges } from '../../src/steps/routes.ts';
+import { asOneCommand, parseRoutes, routeChanges } from '../../src/steps/routes.ts';
 import { podRoutes } from '../../src/render/routes.ts';
 import { serviceChanges } from '../../src/steps/support/services.ts';
 import { parseServiceStates } from '../../src/steps/support/inspect.ts';
@@ -62,6 +62,14 @@ describe('routes', () => {
       'ip route del 10.200.7.0/24 via 10.240.0.27',
       'ip route replace 10.200.1.0/24 via 10.240.0.21',
     ]);
+  });
+
+  it("runs all of a machine's route changes as one command, every reason kept", () => {
+    const table = '10.200.1.0/24 via 10.240.0.99 dev host0\n';
+    const [one, ...rest] = asOneCommand(routeChanges(parseRoutes(table), podRoutes(inv, node0), inv.settings.clusterCidr));
+    expect(rest).toEqual([]);
+    expect(one!.kind === 'exec' && one!.cmd.text).toBe('ip route del 10.200.1.0/24 via 10.240.0.99 && ip route replace 10.200.1.0/24 via 10.240.0.21');
+    expect(one!.reason).toBe('no worker has this pod subnet at that address any more; pods of node-1');
   });
 
   it('plans nothing when the table already matches', () => {
