@@ -49,7 +49,8 @@ const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f200
  *  `:text` for stdout `text\n`, `;text` for stdout `text` (one line, no newline), else base64(stdout).
  *  The command runs in a subshell (eval: no new sh to start) with stdin and stderr closed.
  *  Each request costs a process or two, not five: a run asks a few hundred of them.
- *  All S and R files of a batch get one `stat`, and its small S files one `sha256sum`.
+ *  `H sha256 path` -> `K` (remembered in the SHA cache for the file as it is now) | `N`
+ *  All S, R and H files of a batch get one `stat`, and its small S files one `sha256sum`.
  *  Large files are hashed by openssl when it is there and right: it uses the CPU's SHA instructions
  *  and is about 4x faster than sha256sum on the binaries every no-op rerun re-checks, but its start-up
  *  makes it slower on small files. Same SHA-256 either way. */
@@ -84,7 +85,8 @@ while IFS= read -r line; do n=$((n + 1)); eval "q_$n=\\$line"; done
 k=0; i=0; set --
 while [ $i -lt $n ]; do
   i=$((i + 1)); eval "line=\\$q_$i"; op=\${line%% *}; arg=\${line#* }
-  case $op in S|R) if [ -f "$arg" ]; then k=$((k + 1)); eval "x_$i=$k; f_$k=\\$arg; o_$k=\\$op"; set -- "$@" "$arg"; fi ;; esac
+  [ "$op" = H ] && arg=\${arg#* }
+  case $op in S|R|H) if [ -f "$arg" ]; then k=$((k + 1)); eval "x_$i=$k; f_$k=\\$arg; o_$k=\\$op"; set -- "$@" "$arg"; fi ;; esac
 done
 batched=
 if [ $k -gt 0 ] && metas=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$@" 2>/dev/null); then
@@ -141,6 +143,19 @@ while [ $i -lt $n ]; do
       fi
     elif [ -e "$arg" ]; then echo D
     else echo N; fi ;;
+  H)
+    # A digest this run just uploaded: remembered for the file as it is now, so the re-plan does
+    # not hash it again.
+    sum=\${arg%% *}; arg=\${arg#* }; j=; eval "j=\\\${x_$i-}"
+    if [ -n "$j" ] && [ -n "$batched" ]; then eval "meta=\\$m_$j"
+    elif [ -f "$arg" ]; then meta=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$arg") || { echo N; continue; }
+    else echo N; continue; fi
+    ident=\${meta##* }; meta=\${meta% *}
+    if [ -n "$write" ]; then
+      [ -n "$cachedir" ] || { mkdir -p "\${cache%/*}"; cachedir=1; }
+      printf '%s%s\\n' "$arg$tab\${meta##* }:$ident$tab" "$sum" >> "$cache"
+    fi
+    echo K ;;
   c|C)
     if [ "$op" = C ]; then cmd=$(printf '%s' "$arg" | base64 -d); else cmd=$arg; fi
     out=$( (eval "$cmd") </dev/null 2>/dev/null; r=$?; echo .; exit $r); code=$?
@@ -155,7 +170,7 @@ while [ $i -lt $n ]; do
 done`;
 
 /** One request of a batch. */
-export type FactRequest = { op: 'S' | 'R'; path: string } | { op: 'C'; cmd: Command };
+export type FactRequest = { op: 'S' | 'R'; path: string } | { op: 'C'; cmd: Command } | { op: 'H'; path: string; sha256: string };
 
 /** Read-only helpers bound to one machine's transport. */
 export interface Facts {
@@ -167,25 +182,34 @@ export interface Facts {
   probe<K extends string>(cmds: Record<K, Command>): Promise<Record<K, ProbeResult>>;
   /** Any mix of the above in one round trip; answers in request order. */
   batch(requests: FactRequest[]): Promise<Array<FileFact | ProbeResult>>;
+  /**
+   * Queues the SHA-256 of a large file this run has just uploaded: the next batch records it in
+   * the machine's SHA cache for the file as it is then, so the re-plan does not hash it again.
+   */
+  remember(path: string, sha256: string): void;
 }
 
 /** Creates the facts helpers for a transport; `log` receives one line per request answered. */
 export function createFacts(transport: Transport, log: (line: string) => void = () => {}, opts: { cacheWrites?: boolean; cacheFile?: string } = {}): Facts {
   const cache = sh`cache=${opts.cacheFile ?? SHA_CACHE};`;
   const script = opts.cacheWrites ? sh`${cache} write=1; ${FACTS_SCRIPT}` : sh`${cache} write=; ${FACTS_SCRIPT}`;
-  const batch = async (requests: FactRequest[]): Promise<Array<FileFact | ProbeResult>> => {
-    if (requests.length === 0) return [];
+  const remembered: FactRequest[] = [];
+  const batch = async (asked: FactRequest[]): Promise<Array<FileFact | ProbeResult>> => {
+    if (asked.length === 0) return [];
+    // Digests to remember go first, so this batch's own lookups already find them.
+    const requests = [...remembered.splice(0), ...asked];
     const stdin = requests.map(encodeRequest).join('\n') + '\n';
     const r = await transport.exec(script, { stdin });
     const lines = r.stdout.split('\n');
     if (r.code !== 0 || lines.length < requests.length) {
       throw new Error(`${transport.machine}: reading facts failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
     }
-    return requests.map((req, i) => {
+    const answers = requests.map((req, i) => {
       const answer = decodeAnswer(req, lines[i]!);
       log(describeAnswer(req, answer));
       return answer;
     });
+    return answers.slice(requests.length - asked.length);
   };
   const files = async (op: 'S' | 'R', paths: string[]) => {
     const answers = await batch(paths.map((path) => ({ op, path })));
@@ -193,6 +217,7 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
   };
   return {
     batch,
+    remember: (path, sha256) => void remembered.push({ op: 'H', path, sha256 }),
     stat: (paths) => files('S', paths),
     read: (paths) => files('R', paths),
     async probe(cmds) {
@@ -207,6 +232,10 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
 export function encodeRequest(req: FactRequest): string {
   if (req.op === 'C') return /[\n\r]/.test(req.cmd.text) ? `C ${Buffer.from(req.cmd.text).toString('base64')}` : `c ${req.cmd.text}`;
   if (/[\n\r]/.test(req.path) || req.path === '') throw new Error(`unsupported path for facts: ${JSON.stringify(req.path)}`);
+  if (req.op === 'H') {
+    if (!/^[0-9a-f]{64}$/.test(req.sha256)) throw new Error(`not a SHA-256: ${JSON.stringify(req.sha256)}`);
+    return `H ${req.sha256} ${req.path}`;
+  }
   return `${req.op} ${req.path}`;
 }
 
@@ -219,6 +248,7 @@ function decodeAnswer(req: FactRequest, line: string): FileFact | ProbeResult {
   }
   const parts = line.split(' ');
   const path = req.path;
+  if (req.op === 'H') return { path, exists: parts[0] === 'K' };
   if (parts[0] === 'N') return { path, exists: false };
   if (parts[0] === 'D') return { path, exists: true, notFile: true };
   if (parts[0] !== 'F' || parts.length < 5) throw new Error(`cannot read ${path} (permission denied or unreadable)`);
@@ -235,6 +265,7 @@ function describeAnswer(req: FactRequest, a: FileFact | ProbeResult): string {
     return `probe (exit ${(a as ProbeResult).code}): ${req.cmd.text}${out ? `\n--- stdout:\n${out.slice(0, 4000)}` : ''}`;
   }
   const f = a as FileFact;
+  if (req.op === 'H') return `remember the SHA-256 of ${f.path} (just uploaded): ${f.exists ? 'done' : 'not there'}`;
   if (!f.exists) return `${req.op === 'S' ? 'stat' : 'read'} ${f.path}: missing`;
   if (f.notFile) return `${req.op === 'S' ? 'stat' : 'read'} ${f.path}: not a regular file`;
   return `${req.op === 'S' ? 'stat' : 'read'} ${f.path}: mode ${formatMode(f.mode!)} ${f.owner} ${f.size} bytes`;

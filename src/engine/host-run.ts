@@ -9,7 +9,7 @@ import type { RunLog } from './run-log.ts';
 import type { Change, HostContext, HostResult, Step, StepContext, StepOptions } from './types.ts';
 import { applyChange, describeChange } from './apply.ts';
 import { mapLimit } from './fanout.ts';
-import { createFacts } from './facts.ts';
+import { createFacts, FAST_HASH_MIN } from './facts.ts';
 import { loggedTransport } from './logged-transport.ts';
 import { changeLines, planLines } from './describe.ts';
 
@@ -71,6 +71,10 @@ export async function runStepOnHost(step: Step, host: Host, inventory: Inventory
         await applyChange(transport, change);
         applied++;
       });
+    }
+    // The binaries just installed need not be hashed again by the re-plan: their digest is known.
+    for (const c of changes) {
+      if (c.kind === 'put' && !Buffer.isBuffer(c.content) && c.content.size >= FAST_HASH_MIN) facts.remember(c.path, c.content.sha256);
     }
     if (changes.length > 0) {
       const again = await plan();

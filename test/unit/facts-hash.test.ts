@@ -115,4 +115,24 @@ describe('facts: SHA-256 of large files', () => {
     expect(readFileSync(count, 'utf8').trim().split('\n').sort()).toEqual(['sha256sum', 'stat']);
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('records a digest it is told to remember (a file just uploaded) with the next batch, and the batch answers only what it asked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hw-facts-remember-'));
+    const file = join(dir, 'bin');
+    const cacheFile = join(dir, 'sha256.cache');
+    writeFileSync(file, big);
+    const t = new LocalTransport({ machine: 'jumpbox' });
+    const told = 'cd'.repeat(32); // not the real digest: shows the remembered one is what the next lookup answers
+    const dry = createFacts(t, () => {}, { cacheFile });
+    dry.remember(file, told);
+    expect((await dry.stat([file])).get(file)!.sha256).toBe(sha(big)); // --dry-run records nothing
+    const facts = createFacts(t, () => {}, { cacheWrites: true, cacheFile });
+    facts.remember(file, told);
+    const answers = await facts.stat([file, join(dir, 'missing')]);
+    expect([...answers.keys()]).toEqual([file, join(dir, 'missing')]);
+    expect(answers.get(file)!.sha256).toBe(told);
+    expect(() => facts.remember(file, 'not-a-digest')).not.toThrow();
+    await expect(facts.stat([file])).rejects.toThrow(/not a SHA-256/);
+    rmSync(dir, { recursive: true, force: true });
+  });
 });
