@@ -45,12 +45,12 @@ const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f200
 /** The batch script. Protocol, one request per stdin line -> one answer per stdout line:
  *  `S path` -> `F mode owner size sha256` | `N` (missing) | `D` (not a regular file) | `E` (unreadable)
  *  `R path` -> `F mode owner size base64` (`-` instead of base64 if larger than READ_LIMIT) | N | D | E
+ *  `H sha256 path` -> `K` (remembered in the SHA cache for the file as it is now) | `N`
  *  `C base64(cmd)` or `c cmd` (a one-line command as it is) -> `code ANSWER`, where ANSWER is
  *  `:text` for stdout `text\n`, `;text` for stdout `text` (one line, no newline), else base64(stdout).
  *  The command runs in a subshell (eval: no new sh to start) with stdin and stderr closed.
- *  Each request costs a process or two, not five: a run asks a few hundred of them.
- *  `H sha256 path` -> `K` (remembered in the SHA cache for the file as it is now) | `N`
- *  All S, R and H files of a batch get one `stat`, and its small S files one `sha256sum`.
+ *  A run asks a few hundred of these, so each costs as few processes as it can: all S, R and H
+ *  files of a batch get one `stat`, its small S files one `sha256sum`, a probe one subshell.
  *  Large files are hashed by openssl when it is there and right: it uses the CPU's SHA instructions
  *  and is about 4x faster than sha256sum on the binaries every no-op rerun re-checks, but its start-up
  *  makes it slower on small files. Same SHA-256 either way. */
@@ -76,10 +76,25 @@ split_lines() {
   for _l in $1; do nlines=$((nlines + 1)); eval "$2_$nlines=\\$_l"; done
   IFS=$_ifs; set +f
 }
-# All requests first (q_1 ... q_n). The regular files among S and R (f_1 ... f_k; x_I = J when
-# request I is file J) get ONE stat, and the small ones asked with S ONE sha256sum: two processes
-# per batch instead of two per file. Should a count not match (a file changed in between), each
-# file is asked on its own.
+# meta (mode owner size) and ident (inode:ctime) of request $i's file $arg, from the batch's
+# stat when it has the file, else from a stat of its own.
+file_meta() {
+  j=; eval "j=\\\${x_$i-}"
+  if [ -n "$j" ] && [ -n "$batched" ]; then eval "meta=\\$m_$j"
+  else meta=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$arg") || return 1; fi
+  ident=\${meta##* }; meta=\${meta% *}
+}
+# Appends KEY DIGEST to the SHA cache, when the run may change the machine.
+remember_sum() {
+  [ -n "$write" ] || return 0
+  # The cache's directory is made once per batch, not once per file.
+  [ -n "$cachedir" ] || { mkdir -p "\${cache%/*}"; cachedir=1; }
+  printf '%s%s\\n' "$1" "$2" >> "$cache"
+}
+# All requests first (q_1 ... q_n). The regular files among S, R and H (f_1 ... f_k; x_I = J when
+# request I is file J) get ONE stat, and the small ones asked with S ONE sha256sum (y_J = their
+# line): two processes per batch instead of two per file. Should a count not match (a file
+# changed in between), each file is asked on its own.
 n=0
 while IFS= read -r line; do n=$((n + 1)); eval "q_$n=\\$line"; done
 k=0; i=0; set --
@@ -109,13 +124,10 @@ while [ $i -lt $n ]; do
   i=$((i + 1)); eval "line=\\$q_$i"; op=\${line%% *}; arg=\${line#* }
   case $op in
   S|R)
-    j=; eval "j=\\\${x_$i-}"
-    if [ -n "$j" ] || [ -f "$arg" ]; then
-      if [ -n "$batched" ]; then eval "meta=\\$m_$j"
-      else meta=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$arg") || { echo E; continue; }; fi
-      ident=\${meta##* }; meta=\${meta% *}
+    if [ -f "$arg" ]; then
+      file_meta || { echo E; continue; }
       if [ "$op" = S ]; then
-        sum=
+        sum=; y=
         if [ "\${meta##* }" -ge ${FAST_HASH_MIN} ]; then
           key="$arg$tab\${meta##* }:$ident$tab"
           # The cache is read once per batch; each lookup is a pattern match, not a grep process.
@@ -125,14 +137,12 @@ while [ $i -lt $n ]; do
             if fast_sha; then sum=$(openssl dgst -sha256 -r < "$arg") || { echo E; continue; }
             else sum=$(sha256sum < "$arg") || { echo E; continue; }; fi
             sum=\${sum%% *}
-            if [ -n "$write" ]; then
-              # The cache's directory is made once per batch, not once per file hashed.
-              [ -n "$cachedir" ] || { mkdir -p "\${cache%/*}"; cachedir=1; }
-              printf '%s%s\\n' "$key" "$sum" >> "$cache"
-            fi
+            remember_sum "$key" "$sum"
           fi
-        elif [ -n "$batched" ]; then eval "y=\\$y_$j"; eval "sum=\\$s_$y"; sum=\${sum#\\\\}
-        else sum=$(sha256sum < "$arg") || { echo E; continue; }
+        else
+          [ -n "$j" ] && [ -n "$batched" ] && eval "y=\\\${y_$j-}"
+          if [ -n "$y" ]; then eval "sum=\\$s_$y"; sum=\${sum#\\\\}
+          else sum=$(sha256sum < "$arg") || { echo E; continue; }; fi
         fi
         echo "F $meta \${sum%% *}"
       elif [ "\${meta##* }" -gt ${READ_LIMIT} ]; then
@@ -146,16 +156,11 @@ while [ $i -lt $n ]; do
   H)
     # A digest this run just uploaded: remembered for the file as it is now, so the re-plan does
     # not hash it again.
-    sum=\${arg%% *}; arg=\${arg#* }; j=; eval "j=\\\${x_$i-}"
-    if [ -n "$j" ] && [ -n "$batched" ]; then eval "meta=\\$m_$j"
-    elif [ -f "$arg" ]; then meta=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$arg") || { echo N; continue; }
-    else echo N; continue; fi
-    ident=\${meta##* }; meta=\${meta% *}
-    if [ -n "$write" ]; then
-      [ -n "$cachedir" ] || { mkdir -p "\${cache%/*}"; cachedir=1; }
-      printf '%s%s\\n' "$arg$tab\${meta##* }:$ident$tab" "$sum" >> "$cache"
-    fi
-    echo K ;;
+    sum=\${arg%% *}; arg=\${arg#* }
+    if [ -f "$arg" ] && file_meta; then
+      remember_sum "$arg$tab\${meta##* }:$ident$tab" "$sum"
+      echo K
+    else echo N; fi ;;
   c|C)
     if [ "$op" = C ]; then cmd=$(printf '%s' "$arg" | base64 -d); else cmd=$arg; fi
     out=$( (eval "$cmd") </dev/null 2>/dev/null; r=$?; echo .; exit $r); code=$?
