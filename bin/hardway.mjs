@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry point: runs the bundle in dist/cli when it was built from src/ as it is now (npm ci and
 // npm run build make it), else loads the TypeScript sources through tsx, so a fresh clone or an
-// edited source always runs the code in src/.
+// edited source always runs the code in src/. HARDWAY_NO_BUNDLE=1 forces tsx.
 import { fileURLToPath } from 'node:url';
 import { bundleIsCurrent } from './source-stamp.mjs';
 

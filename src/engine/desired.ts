@@ -3,6 +3,7 @@
 // chown instead of a new upload.
 import { createHash } from 'node:crypto';
 import { sh } from '../shell.ts';
+import { DEFAULT_OWNER } from '../transport/types.ts';
 import type { Change, PutContent } from './types.ts';
 import { formatMode, type Facts, type FileFact } from './facts.ts';
 
@@ -16,8 +17,8 @@ export interface DesiredFile {
   secret?: boolean;
 }
 
-/** The owner a file gets when a step names none. */
-export const DEFAULT_OWNER = 'root:root';
+/** The owner a file gets when a step names none (the transport's default). */
+export { DEFAULT_OWNER };
 
 /** SHA-256 (hex) of a put's content. */
 export function contentSha256(content: PutContent): string {

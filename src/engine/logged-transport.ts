@@ -1,6 +1,6 @@
 // A transport wrapper that writes every command, its full output and every upload to the run log
 // (redacted; upload contents are never logged), and echoes commands with -v.
-import type { ExecOptions, ExecResult, Transport, UploadOptions, UploadSource } from '../transport/types.ts';
+import { DEFAULT_OWNER, type ExecOptions, type ExecResult, type Transport, type UploadOptions, type UploadSource } from '../transport/types.ts';
 import type { Command } from '../shell.ts';
 import type { RunLog } from './run-log.ts';
 import { formatMode } from './facts.ts';
@@ -33,7 +33,7 @@ export function loggedTransport(inner: Transport, sinks: TransportLogSinks, host
     },
     async upload(path: string, source: UploadSource, opts: UploadOptions): Promise<void> {
       const what = 'data' in source ? `${source.data.length} bytes` : `local file ${source.file}`;
-      log.write(`upload ${path} mode ${formatMode(opts.mode)} owner ${opts.owner ?? 'root:root'} (${what})`, host);
+      log.write(`upload ${path} mode ${formatMode(opts.mode)} owner ${opts.owner ?? DEFAULT_OWNER} (${what})`, host);
       debug?.(host, `upload ${path}`);
       const started = Date.now();
       try {

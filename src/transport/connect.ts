@@ -3,11 +3,11 @@
 // failures are retried (never authentication or host-key refusals).
 // ssh2 is CommonJS: Node's ESM loader sees only its default export (named imports work under vitest only).
 import ssh2, { type Client as SshClient, type ServerHostKeyAlgorithm } from 'ssh2';
+import { createConnection } from 'node:net';
+import type { Readable } from 'node:stream';
 
 const { Client } = ssh2;
 type Client = SshClient;
-import { createConnection } from 'node:net';
-import type { Readable } from 'node:stream';
 import { authOffer } from './auth.ts';
 import { batchWrites } from './batched-writes.ts';
 import type { Endpoint, Route } from './endpoint.ts';

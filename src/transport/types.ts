@@ -19,6 +19,9 @@ export interface ExecOptions {
 /** Where an upload's bytes come from: memory, or a local file streamed from disk (large binaries). */
 export type UploadSource = { data: Buffer } | { file: string };
 
+/** The owner of an upload (and of a desired file) that names none. */
+export const DEFAULT_OWNER = 'root:root';
+
 /** Options for one upload. */
 export interface UploadOptions {
   mode: number;

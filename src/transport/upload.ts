@@ -8,7 +8,7 @@ import { posix } from 'node:path';
 import type { SFTPWrapper } from 'ssh2';
 import { CommandError } from '../errors.ts';
 import { sh, type Command } from '../shell.ts';
-import type { ExecResult, UploadOptions, UploadSource } from './types.ts';
+import { DEFAULT_OWNER, type ExecResult, type UploadOptions, type UploadSource } from './types.ts';
 
 /** What an upload needs from its transport, which may remember the first two per connection. */
 export interface UploadChannels {
@@ -109,9 +109,6 @@ export function assertTargetPath(path: string): void {
     throw new TypeError(`upload target must be a normalized absolute file path, got ${JSON.stringify(path)}`);
   }
 }
-
-/** The owner of an upload that names none. */
-const DEFAULT_OWNER = 'root:root';
 
 /** A directory made ready for uploads: it exists, and crashed uploads' temp files in it are gone. */
 export function prepareDirCommand(dir: string): Command {

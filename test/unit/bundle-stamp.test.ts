@@ -1,5 +1,6 @@
 // bin/hardway.mjs runs the bundle in dist/cli only while it was built from src/ exactly as it is.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -39,5 +40,12 @@ describe('the CLI bundle stamp', () => {
     rmSync(join(root, 'src/cli.ts'));
     writeFileSync(join(root, 'src/main.ts'), 'export const a = 1;\n');
     expect(sourceStamp(root)).not.toBe(before);
+  });
+
+  it('the entry point runs the sources through tsx when told to (no build, or an edited source)', () => {
+    const bin = new URL('../../bin/hardway.mjs', import.meta.url).pathname;
+    const version = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+    const out = execFileSync(process.execPath, [bin, '--version'], { env: { ...process.env, HARDWAY_NO_BUNDLE: '1' }, encoding: 'utf8' });
+    expect(out.trim()).toBe(version);
   });
 });
