@@ -1,8 +1,8 @@
 // Each lab machine in cgroups of its own. With no systemd on the host, `nspawn --keep-unit` keeps
 // a machine in the cgroup it was started from, so every machine's systemd built its tree in the
-// same place: /payload/system.slice/kubelet.service held the kubelets of all machines, a restart
-// on one machine killed the service on the others, and simultaneous starts of one unit on several
-// machines failed with status 219/CGROUP. So nspawn starts in <hierarchy>/hardway-lab/<machine>.
+// same place: /payload/system.slice/kubelet.service held the kubelets of all machines, and one
+// unit starting or stopping on several machines at once raced on that one directory (status
+// 219/CGROUP now and then). So nspawn starts in <hierarchy>/hardway-lab/<machine>.
 import { existsSync, mkdirSync, readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 
