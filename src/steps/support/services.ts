@@ -53,7 +53,7 @@ export function enableService(service: string): Command {
   return sh`systemctl enable --no-reload ${service}`;
 }
 
-/** `systemctl start|restart S`, then wait until S is active and stays active; else print its journal and fail. */
+/** `systemctl start|restart S`, then wait until S is active (verify checks later that it stayed up); else print its journal and fail. */
 export function startAndWait(verb: 'start' | 'restart', service: string): Command {
   return sh`${startService(verb, service)} && ${waitActive(service)}`;
 }
