@@ -101,10 +101,11 @@ async function measure(s: Scenario): Promise<Measured> {
   // The lab now holds the last push: the manual loop stages and pushes the files that one logged.
   const files = pushedFiles(fulls.at(-1)!.log);
   const carried = (log: string) => pushedFiles(log).reduce((n, f) => n + f.bytes, 0);
+  const bytes = carried(fulls.at(-1)!.log);
   for (const [i, f] of fulls.entries()) {
-    if (carried(f.log) !== carried(fulls.at(-1)!.log)) problems.push(`full push ${i + 1} carried ${carried(f.log)} bytes, the last one ${carried(fulls.at(-1)!.log)}: not the same push`);
+    if (carried(f.log) !== bytes) problems.push(`full push ${i + 1} carried ${carried(f.log)} bytes, the last one ${bytes}: not the same push`);
   }
-  notes.push(`hardway full pushes: ${fulls.map((f) => secs(f.run.seconds)).join(', ')}; the median one: CLI start and pki/ check ${secs(full.run.seconds - loggedSeconds(full.log))}, then steps (s; control-plane and worker steps overlap): ${stepLine(full.log)}; ` +
+  notes.push(`hardway full push, the median one: CLI start and pki/ check ${secs(full.run.seconds - loggedSeconds(full.log))}, then steps (s; control-plane and worker steps overlap): ${stepLine(full.log)}; ` +
     `of which starting services and waiting for them to become active ${secs(serviceWaitSeconds(full.log))} (slowest machine per step)`);
   console.log(`  ${lab.hosts.length} machines: full push median ${secs(full.run.seconds)} (${files.length} files)`);
 
@@ -137,7 +138,6 @@ async function measure(s: Scenario): Promise<Measured> {
   }
   await clearScratch(lab.sshConfig, lab.hosts);
   const parallel = median(parallels, (x) => x);
-  notes.push(`manual parallel loops: ${parallels.map(secs).join(', ')}`);
   console.log(`  ${lab.hosts.length} machines: manual sequential ${secs(sequential)}, parallel ${parallels.map(secs).join(', ')} (median ${secs(parallel)})`);
 
   if (problems.length) {
@@ -150,10 +150,13 @@ async function measure(s: Scenario): Promise<Measured> {
   rmSync(dir, { recursive: true, force: true });
   started.delete(s.name);
   return {
-    s, machines: lab.hosts.length, files: files.length, bytes: files.reduce((n, f) => n + f.bytes, 0),
+    s, machines: lab.hosts.length, files: files.length, bytes,
     full: full.run, fulls: fulls.map((f) => f.run.seconds), rerun: rerun.run, rerunChanged, sequential, parallel, parallels, notes, problems,
   };
 }
+
+/** Every run's seconds, for a table cell beside their median: `(12.1, 11.4, 11.6)`. */
+const each = (runs: number[]) => `(${runs.map((x) => x.toFixed(1)).join(', ')})`;
 
 /** The middle element by `key` (of an odd number of runs). */
 function median<T>(runs: T[], key: (x: T) => number): T {
@@ -212,13 +215,15 @@ async function main(): Promise<void> {
     const fullOk = m.full.seconds <= m.parallel && m.problems.length === 0;
     const noopOk = m.rerun.seconds < m.s.noopTargetS && m.rerunChanged === 0 && m.problems.length === 0;
     missed ||= !fullOk || !noopOk;
-    rows.push([`full push, ${m.machines} machines (${m.files} files, ${mb} MB; median of ${FULL_PUSHES})`, secs(m.full.seconds), secs(m.sequential), `${secs(m.parallel)} (median of ${PARALLEL_LOOPS})`,
-      `<= manual parallel: ${fullOk ? 'met' : 'MISSED'} (${(m.full.seconds / m.parallel).toFixed(1)}x)`]);
+    rows.push([`full push, ${m.machines} machines (${m.files} files, ${mb} MB)`, `${secs(m.full.seconds)} ${each(m.fulls)}`, secs(m.sequential),
+      `${secs(m.parallel)} ${each(m.parallels)}`, `<= manual parallel: ${fullOk ? 'met' : 'MISSED'} (${(m.full.seconds / m.parallel).toFixed(2)}x)`]);
     rows.push([`no-op rerun, ${m.machines} machines (median of ${RERUNS})`, `${secs(m.rerun.seconds)} ("changed": ${m.rerunChanged})`,
       `${secs(m.sequential)} (copies all again)`, `${secs(m.parallel)} (copies all again)`, `< ${m.s.noopTargetS} s: ${noopOk ? 'met' : 'MISSED'}`]);
   }
   console.log('');
   for (const l of table(rows)) console.log(l);
+  console.log(`Full push: the median of ${FULL_PUSHES} pushes, each to freshly booted machines; manual parallel: the median of`);
+  console.log(`${PARALLEL_LOOPS} loops; every run in brackets. One run of either varies by about 10% on a shared host.`);
   console.log('');
   console.log('kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy are TEST STAND-INS');
   console.log('(test/fixtures/stand-ins, 1 KB scripts), so the bytes above are less than a real cluster\'s push (those');
