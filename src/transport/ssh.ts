@@ -88,22 +88,30 @@ export class SshTransport implements Transport {
   private async withSftp<T>(path: string, fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>): Promise<T> {
     const { client, session: sftp } = await this.retrying(`upload of ${path}`, async (c) => ({ client: c, session: await this.sessionOn(c) }));
     let done = false;
+    let lostError: ConnectionLostError | undefined;
     let rejectGone: (e: Error) => void = () => {};
     const gone = new Promise<never>((_, reject) => (rejectGone = reject));
     gone.catch(() => undefined);
     const lost = (why: string) => () => {
-      if (!done) rejectGone(new ConnectionLostError(this.machine, `upload of ${path}`, why));
+      if (done || lostError) return;
+      lostError = new ConnectionLostError(this.machine, `upload of ${path}`, why);
+      rejectGone(lostError);
     };
-    const onSessionClose = lost('the SFTP session closed');
+    const onSessionEnd = lost('the SFTP session ended');
     const onClientClose = lost('the connection closed');
-    sftp.once('close', onSessionClose);
+    // ssh2 fails the session's pending requests ("No response from server") just before 'end'.
+    sftp.once('end', onSessionEnd);
+    sftp.once('close', onSessionEnd);
     client.once('close', onClientClose);
     try {
       return await fn(sftp, gone);
+    } catch (e) {
+      throw lostError ?? e;
     } finally {
       done = true;
       // Session and connection outlive this upload: leave no listener behind (one per upload would pile up).
-      sftp.removeListener('close', onSessionClose);
+      sftp.removeListener('end', onSessionEnd);
+      sftp.removeListener('close', onSessionEnd);
       client.removeListener('close', onClientClose);
     }
   }
@@ -118,9 +126,14 @@ export class SshTransport implements Transport {
             release();
             return reject(new ChannelNotOpened(err.message));
           }
+          // An ended session takes no more requests: the next upload opens a new one.
+          const forget = () => {
+            if (this.sftp?.session === session) this.sftp = undefined;
+          };
+          s.once('end', forget);
           s.once('close', () => {
             release();
-            if (this.sftp?.session === session) this.sftp = undefined;
+            forget();
           });
           resolve(s);
         }),
@@ -186,7 +199,6 @@ export class SshTransport implements Transport {
       }
     }
   }
-
 
   /** Forgets a connection that is gone, so the next use dials again. */
   private discard(client: Client): void {

@@ -191,6 +191,25 @@ describe('upload', () => {
     expect(server.stats.commands.filter((c) => c.includes('id -u'))).toHaveLength(1);
   });
 
+  it('an SFTP session that ends under an upload fails that upload, and the next upload opens a new session on the same connection', async () => {
+    const t = await start();
+    await t.upload(join(root, 'first'), { data: Buffer.from('1') }, { mode: 0o644 });
+    const target = join(root, 'kubelet');
+    let writes = 0;
+    server.onSftpWrite = () => {
+      if (++writes === 5) server.endSftpSessions();
+    };
+    const err = await t.upload(target, { data: Buffer.alloc(4 * MB, 'x') }, { mode: 0o755 }).catch((e) => e);
+    expect(err.name).toBe('ConnectionLostError');
+    expect(err.message).toMatch(/kubelet/);
+    expect(existsSync(target)).toBe(false);
+    server.onSftpWrite = undefined;
+    await t.upload(target, { data: Buffer.from('kubelet') }, { mode: 0o755 });
+    expect(readFileSync(target, 'utf8')).toBe('kubelet');
+    expect(server.stats.sftpSessions).toBe(2);
+    expect(server.stats.connections).toBe(1);
+  });
+
   it('rejects a relative or unnormalized target path', async () => {
     const t = await start();
     await expect(t.upload('etc/hosts', { data: Buffer.from('') }, { mode: 0o644 })).rejects.toThrow(/absolute file path/);
