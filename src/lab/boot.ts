@@ -66,8 +66,9 @@ export function runningPid(mdir: string, m: LabMachine): number | undefined {
 export function isMachineProcess(pid: number, unit: string): boolean {
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    // Empty while the starting shell execs nspawn (or for a zombie): alive unless it is a zombie.
-    if (cmdline === '') return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    // Empty while the starting shell execs nspawn, but also for a zombie or a kernel thread (a
+    // reused pid): alive only if it is the shell or nspawn, and not a zombie.
+    if (cmdline === '') return /^\d+ \((sh|systemd-nspawn)\) [^Z]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
     const argv = cmdline.split('\0');
     return argv.some((a) => a.endsWith('systemd-nspawn')) && argv.includes(unit);
   } catch {

@@ -1,7 +1,7 @@
 // A lab machine starts as `sh -c 'enter cgroups; exec systemd-nspawn ...'`: while the shell execs,
 // /proc/PID/cmdline reads empty for a moment, and that must not look like a machine that died.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,5 +25,19 @@ describe('isMachineProcess', () => {
     }
     expect(wrong).toBe(0);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is false for a pid now held by a kernel thread (empty cmdline too)', () => {
+    // PF_KTHREAD in /proc/PID/stat's flags (field 9).
+    const kthread = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).find((d) => {
+      try {
+        return (Number(readFileSync(`/proc/${d}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[6]) & 0x00200000) !== 0;
+      } catch {
+        return false;
+      }
+    });
+    expect(kthread, 'this host shows no kernel thread in /proc').toBeDefined();
+    expect(readFileSync(`/proc/${kthread}/cmdline`, 'utf8')).toBe('');
+    expect(isMachineProcess(Number(kthread), 'lab-node-0')).toBe(false);
   });
 });
