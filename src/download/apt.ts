@@ -2,6 +2,7 @@
 // fetch its .deb with `apt-get download`, for the machines' architecture. For an architecture dpkg
 // does not know on this machine, apt gets a private package list in the cache, so the jumpbox's
 // own apt configuration is never changed.
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
@@ -80,4 +81,16 @@ export async function aptDownload(apt: AptContext, infos: readonly DebInfo[], di
   await mkdir(dir, { recursive: true });
   await runLocal('apt-get', ['-q', ...apt.options, 'download', ...infos.map((i) => `${i.package}:${apt.arch}=${i.version}`)], { cwd: dir });
   return (await readdir(dir)).filter((n) => n.endsWith('.deb')).map((n) => join(dir, n));
+}
+
+/** The Debian mirror apt on this host uses (deb822 or one-line sources), else deb.debian.org. */
+export function hostMirror(sources: string[] = ['/etc/apt/sources.list.d/debian.sources', '/etc/apt/sources.list']): string {
+  for (const file of sources) {
+    if (!existsSync(file)) continue;
+    const text = readFileSync(file, 'utf8');
+    const deb822 = text.split(/\n\s*\n/).find((b) => /^Suites:.*\bbookworm\b/m.test(b) && !/security/.test(b));
+    const uri = deb822 ? /^URIs:\s*(\S+)/m.exec(deb822)?.[1] : /^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+bookworm\s/m.exec(text)?.[1];
+    if (uri && /^https?:\/\//.test(uri)) return uri;
+  }
+  return 'http://deb.debian.org/debian';
 }

@@ -1,14 +1,17 @@
 // `hardway download --source debian`: for machines without internet access, take what Debian's own
-// packages carry (older versions, but verified by apt against the signed index) and say plainly
-// which binaries no Debian package provides. The .debs are cached by their SHA-256 like release files.
-import { rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+// packages carry (older versions, but verified by apt against the signed index), build the
+// Kubernetes server binaries from Debian's source package (src/download/kubernetes-build.ts), and
+// say plainly which binaries are still missing. The .debs are cached by their SHA-256 like release files.
+import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import { extractDeb, pickFiles } from './archive.ts';
 import { aptDownload, aptFor, showPackages, type AptContext, type DebInfo } from './apt.ts';
 import { cacheTempPath, commitToCache, findVerified, hashFile } from './cache.ts';
 import { dropStaging, installFiles, makeStaging, type InstallSummary, type StagedFile } from './install.ts';
 import { BINARY_DIRS, REQUIRED_CNI_PLUGINS } from './layout.ts';
+import { buildServerBinaries, type BuiltBinary } from './kubernetes-build.ts';
+import { binaryRelPath } from './layout.ts';
 import type { Arch, FileRule } from './versions.ts';
 
 /** A Debian package and the binaries hardway takes from it. */
@@ -48,6 +51,11 @@ export interface DebianOptions {
   /** Where private apt lists for foreign architectures are kept. */
   aptListsRoot: string;
   packages?: readonly DebianPackage[];
+  /**
+   * The Kubernetes server binaries, built from Debian's source package (the default) or given by a
+   * caller; `false` leaves them out (listed as missing), for a download of the packages alone.
+   */
+  buildServer?: ((opts: { cacheRoot: string; arch: string; log: (line: string) => void }) => Promise<BuiltBinary[]>) | false;
   log: (line: string) => void;
 }
 
@@ -85,6 +93,19 @@ export async function downloadFromDebian(opts: DebianOptions): Promise<InstallSu
         staged.push({ staged: f.staged, path: f.to, component: pkg.component, version: info.version, source });
       }
     }
+    if (opts.buildServer !== false) {
+      const built = await (opts.buildServer ?? buildServerBinaries)({ cacheRoot: dirname(opts.cache), arch: opts.arch, log: opts.log });
+      for (const b of built) {
+        const file = join(staging, 'built', b.name);
+        await mkdir(dirname(file), { recursive: true });
+        await copyFile(b.path, file);
+        const r = b.record;
+        staged.push({
+          staged: file, path: binaryRelPath(b.name), component: 'kubernetes', version: r.version, expectedSha256: r.files[b.name]?.sha256,
+          source: { kind: 'debian-source', package: r.package, packageVersion: r.packageVersion, dscSha256: r.dscSha256, builtWith: r.goVersion },
+        });
+      }
+    }
     const have = new Set(staged.map((s) => s.path));
     const missing = [
       ...Object.entries(BINARY_DIRS).filter(([n, d]) => !have.has(`${d}/${n}`)).map(([n]) => n),
@@ -100,7 +121,7 @@ export async function downloadFromDebian(opts: DebianOptions): Promise<InstallSu
  * One apt-get download for every package not yet cached, into a temp dir in the cache; each .deb
  * is checked against the SHA-256 of the apt index and only then moved into the cache.
  */
-async function fetchDebs(apt: AptContext, infos: DebInfo[], cache: string): Promise<Map<string, string>> {
+export async function fetchDebs(apt: AptContext, infos: DebInfo[], cache: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (infos.length === 0) return out;
   const temp = await cacheTempPath(cache, 'apt');

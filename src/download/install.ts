@@ -4,7 +4,7 @@
 // example test stand-ins copied in by hand) are left alone. manifest.json is written last.
 import { chmod, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { InputError } from '../errors.ts';
+import { FailureError, InputError } from '../errors.ts';
 import { hashFile, removeAbandoned } from './cache.ts';
 import {
   DOWNLOAD_DIRS,
@@ -24,6 +24,8 @@ export interface StagedFile {
   component: string;
   version: string;
   source: FileSource;
+  /** When known (a cached build), the staged bytes must hash to this or nothing is installed. */
+  expectedSha256?: string;
 }
 
 /** What an install changed. */
@@ -63,6 +65,10 @@ export async function installFiles(
   for (const f of [...files].sort((a, b) => a.path.localeCompare(b.path))) {
     const target = join(root, f.path);
     const digest = await hashFile(f.staged, 'sha256');
+    if (f.expectedSha256 && digest !== f.expectedSha256) {
+      throw new FailureError(`${f.path}: the cached file hashes to sha256:${digest}, its build recorded sha256:${f.expectedSha256}`,
+        'remove the cache directory named in the download output and run "hardway download" again');
+    }
     entries.push({ path: f.path, sha256: digest, component: f.component, version: f.version, source: f.source });
     if (await sameFile(target, digest)) {
       unchanged.push(f.path);

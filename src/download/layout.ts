@@ -53,7 +53,9 @@ export function binaryRelPath(name: string): string {
 /** Where a piece of a file came from: a release file or a Debian package. */
 export type FileSource =
   | { kind: 'release'; url: string; digest: string; checksumSource: string }
-  | { kind: 'debian'; package: string; packageVersion: string; arch: string; debSha256: string; debFile: string };
+  | { kind: 'debian'; package: string; packageVersion: string; arch: string; debSha256: string; debFile: string }
+  /** Built on this machine from a Debian source package (its .dsc identified by SHA-256), with `builtWith` (go version). */
+  | { kind: 'debian-source'; package: string; packageVersion: string; dscSha256: string; builtWith: string };
 
 /** One installed file in downloads/manifest.json. */
 export interface InstalledFile {

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { join } from 'node:path';
 import { $ } from 'zx';
 import { CommandError } from '../errors.ts';
+import { hostMirror } from '../download/apt.ts';
 import { local } from './local.ts';
 import { mountsUnder, unmountAll } from './mounts.ts';
 
@@ -24,18 +25,6 @@ export const PACKAGES = [
 export function rootfsPath(cacheRoot: string): string {
   const key = JSON.stringify({ suite: SUITE, packages: [...PACKAGES].sort(), recipe: RECIPE_VERSION });
   return join(cacheRoot, `rootfs-${createHash('sha256').update(key).digest('hex').slice(0, 16)}`);
-}
-
-/** The Debian mirror apt on this host uses (deb822 or one-line sources), else deb.debian.org. */
-export function hostMirror(sources: string[] = ['/etc/apt/sources.list.d/debian.sources', '/etc/apt/sources.list']): string {
-  for (const file of sources) {
-    if (!existsSync(file)) continue;
-    const text = readFileSync(file, 'utf8');
-    const deb822 = text.split(/\n\s*\n/).find((b) => /^Suites:.*\bbookworm\b/m.test(b) && !/security/.test(b));
-    const uri = deb822 ? /^URIs:\s*(\S+)/m.exec(deb822)?.[1] : /^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+bookworm\s/m.exec(text)?.[1];
-    if (uri && /^https?:\/\//.test(uri)) return uri;
-  }
-  return 'http://deb.debian.org/debian';
 }
 
 /** Returns the cached root, building it first if needed. `report` receives progress lines. */

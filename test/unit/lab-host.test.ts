@@ -8,7 +8,8 @@ import { InputError } from '../../src/errors.ts';
 import { mountsUnder, parseMountPoints } from '../../src/lab/mounts.ts';
 import { checkSubnetFree } from '../../src/lab/network.ts';
 import { checkLabHost } from '../../src/lab/preconditions.ts';
-import { hostMirror, PACKAGES, rootfsPath } from '../../src/lab/rootfs.ts';
+import { hostMirror } from '../../src/download/apt.ts';
+import { PACKAGES, rootfsPath } from '../../src/lab/rootfs.ts';
 import { parseCidr, type Network } from '../../src/net/ipv4.ts';
 import { nspawnArgs } from '../../src/lab/boot.ts';
 import { planLab } from '../../src/lab/plan.ts';
@@ -78,8 +79,15 @@ describe('preconditions and nspawn', () => {
 
   it('boots without host registration, on the lab bridge, with the short hostname', () => {
     const m = planLab({ name: 'dev', servers: 1, workers: 1, subnet: '10.240.0.0/24', dir: '/x' }).machines[1]!;
-    const args = nspawnArgs('/r', m, 'hw-dev');
+    const args = nspawnArgs('/r', m, 'hw-dev', '/m/containerd');
     expect(args).toEqual(expect.arrayContaining(['-D', '/r', '-b', '-M', 'dev-node-0', '--hostname=node-0', '--register=no',
       '--keep-unit', '--network-bridge=hw-dev', '--capability=all', '--console=pipe', '--resolv-conf=off']));
+  });
+
+  it('lets runc make session keyrings and keeps containerd off the overlay root (what a real kubelet needs)', () => {
+    const m = planLab({ name: 'dev', servers: 1, workers: 1, subnet: '10.240.0.0/24', dir: '/x' }).machines[1]!;
+    const args = nspawnArgs('/r', m, 'hw-dev', '/m/containerd');
+    expect(args).toContain('--system-call-filter=add_key keyctl request_key');
+    expect(args).toContain('--bind=/m/containerd:/var/lib/containerd');
   });
 });
