@@ -68,6 +68,7 @@ export const labUpCommand: CliCommand = {
     const dir = resolve(ctx.cwd, (ctx.values.dir as string | undefined) ?? defaultDir(name));
     const spec = { name, servers: wholeNumber(ctx, 'servers'), workers: wholeNumber(ctx, 'workers'), subnet: ctx.values.subnet as string, dir };
     const result = await labUp(spec, pathsOf(ctx), progressOf(ctx));
+    for (const line of result.hostChanges) say(ctx.stdout, line);
     if (result.alreadyRunning) say(ctx.stdout, 'already running, nothing to do:');
     say(ctx.stdout, describeLab(result.state));
     return 0;

@@ -22,11 +22,17 @@ export async function ensureNspawnRuntime(): Promise<void> {
 }
 
 /** The systemd-nspawn arguments that boot a machine on the lab bridge. */
-export function nspawnArgs(root: string, m: LabMachine, bridge: string): string[] {
+export function nspawnArgs(root: string, m: LabMachine, bridge: string, containerdDir: string): string[] {
   return [
     '-D', root, '-b', '-M', m.unit, `--hostname=${m.hostname}`,
     '--register=no', '--keep-unit', `--network-bridge=${bridge}`, '--capability=all',
     '--console=pipe', '--resolv-conf=off', '--timezone=off', '--link-journal=no',
+    // runc creates a session keyring per container; nspawn's seccomp filter refuses these calls
+    // ("unable to join session keyring: operation not permitted").
+    '--system-call-filter=add_key keyctl request_key',
+    // containerd's overlayfs snapshotter cannot mount over the machine's overlay root ("failed to
+    // mount rootfs component ... invalid argument"): its state lives on the host's filesystem.
+    `--bind=${containerdDir}:/var/lib/containerd`,
   ];
 }
 
@@ -36,11 +42,12 @@ export function startMachine(mdir: string, m: LabMachine, bridge: string): numbe
   // Leftovers of the machine's last boot first (a reboot starts nspawn again).
   removeMachineCgroups(m.unit);
   const cgroups = createMachineCgroups(m.unit);
+  mkdirSync(p.containerd, { recursive: true, mode: 0o711 });
   const log = openSync(p.console, 'a');
   try {
     // The shell moves itself into the machine's cgroups, then becomes nspawn (same pid).
     const enter = 'for d in $HARDWAY_CGROUPS; do echo $$ > "$d/cgroup.procs" || exit 1; done; exec "$@"';
-    const child = spawn('sh', ['-c', enter, 'sh', 'systemd-nspawn', ...nspawnArgs(p.root, m, bridge)], {
+    const child = spawn('sh', ['-c', enter, 'sh', 'systemd-nspawn', ...nspawnArgs(p.root, m, bridge, p.containerd)], {
       env: { ...process.env, HARDWAY_CGROUPS: cgroups.join(' ') },
       detached: true, // own session: survives hardway exiting, and no terminal signals reach it
       stdio: ['ignore', log, log],

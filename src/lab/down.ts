@@ -4,6 +4,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import { stopMachine } from './boot.ts';
+import { releaseHostSettings } from './host-settings.ts';
 import { mountsUnder, unmountAll } from './mounts.ts';
 import { bridgeName, labDir, machineDir, unitName, type LabPaths } from './names.ts';
 import { removeBridge } from './network.ts';
@@ -26,13 +27,16 @@ export async function labDown(paths: LabPaths, lab: string): Promise<string> {
       'something still uses these mounts; stop it and run hardway lab down again');
   }
   rmSync(dir, { recursive: true, force: true });
-  return `lab "${lab}" is down: ${machines.length} machine(s) stopped, overlays unmounted, bridge ${bridge} removed`;
+  const restored = releaseHostSettings(dir);
+  return [`lab "${lab}" is down: ${machines.length} machine(s) stopped, overlays unmounted, bridge ${bridge} removed`, ...restored].join('\n');
 }
 
 /** Takes every lab on this host down, and removes root builds a crashed `up` abandoned (the cache stays). */
 export async function labDownAll(paths: LabPaths): Promise<string[]> {
   const lines: string[] = [];
   for (const lab of listLabs(paths)) lines.push(await labDown(paths, lab));
+  // Settings held by labs whose state is gone (a crash, a hand removal) are put back too.
+  lines.push(...releaseHostSettings(''));
   await removeAbandonedBuilds(paths.cacheRoot);
   return lines;
 }

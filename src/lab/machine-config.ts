@@ -56,6 +56,50 @@ export function userData(m: LabMachine): string {
   return `#cloud-config\nhostname: ${m.hostname}\nfqdn: ${m.fqdn}\nmanage_etc_hosts: true\n`;
 }
 
+/**
+ * Run at every boot before sysinit.target: what a real kubelet, containerd and runc need inside a
+ * container machine that a VM has anyway. Each line names the failure it prevents (lab-notes.md).
+ */
+export function kubeletHostScript(): string {
+  return [
+    '#!/bin/sh',
+    '# Written by hardway lab: runs at every boot (hardway-lab-kubelet-host.service).',
+    '# The kubelet\'s OOM watcher opens /dev/kmsg: "failed to create kubelet: open /dev/kmsg".',
+    '[ -e /dev/kmsg ] || mknod -m 0600 /dev/kmsg c 1 11',
+    '# nspawn mounts the cgroup v1 controllers read-only: "mkdir /sys/fs/cgroup/cpuset/kubepods.slice:',
+    '# read-only file system". The kubelet and runc make cgroups for pods there.',
+    'if [ ! -e /sys/fs/cgroup/cgroup.controllers ]; then',
+    '  mount -o remount,rw /sys/fs/cgroup',
+    '  for c in /sys/fs/cgroup/*; do',
+    '    mountpoint -q "$c" || continue',
+    '    mount -o remount,rw "$c" 2>/dev/null || mount -o remount,rw,bind "$c"',
+    '  done',
+    'fi',
+    'exit 0', '',
+  ].join('\n');
+}
+
+/** The oneshot unit that runs kubeletHostScript early in every boot. */
+export function kubeletHostUnit(): string {
+  return [
+    '# Written by hardway lab.',
+    '[Unit]',
+    'Description=hardway lab: give a container machine what a kubelet needs (/dev/kmsg, writable cgroups)',
+    'DefaultDependencies=no',
+    'Before=sysinit.target',
+    'ConditionVirtualization=container', '',
+    '[Service]',
+    'Type=oneshot',
+    'RemainAfterExit=yes',
+    `ExecStart=/${KUBELET_HOST_SCRIPT}`, '',
+    '[Install]',
+    'WantedBy=sysinit.target', '',
+  ].join('\n');
+}
+
+const KUBELET_HOST_SCRIPT = 'usr/local/sbin/hardway-lab-kubelet-host';
+const KUBELET_HOST_UNIT = 'etc/systemd/system/hardway-lab-kubelet-host.service';
+
 /** Every file a machine gets besides its keys and machine-id. */
 export function machineFiles(lab: string, m: LabMachine, prefix: number, authorizedKey: string): MachineFile[] {
   return [
@@ -66,6 +110,8 @@ export function machineFiles(lab: string, m: LabMachine, prefix: number, authori
     { path: 'etc/cloud/cloud.cfg.d/90-hardway.cfg', content: cloudConfig(), mode: 0o644 },
     { path: 'var/lib/cloud/seed/nocloud/meta-data', content: metaData(lab, m), mode: 0o644 },
     { path: 'var/lib/cloud/seed/nocloud/user-data', content: userData(m), mode: 0o644 },
+    { path: KUBELET_HOST_SCRIPT, content: kubeletHostScript(), mode: 0o755 },
+    { path: KUBELET_HOST_UNIT, content: kubeletHostUnit(), mode: 0o644 },
   ];
 }
 
@@ -75,4 +121,5 @@ export const ENABLED_UNITS: Array<{ link: string; target: string }> = [
   { link: 'etc/systemd/system/sockets.target.wants/systemd-networkd.socket', target: '/lib/systemd/system/systemd-networkd.socket' },
   { link: 'etc/systemd/system/network-online.target.wants/systemd-networkd-wait-online.service', target: '/lib/systemd/system/systemd-networkd-wait-online.service' },
   { link: 'etc/systemd/system/dbus-org.freedesktop.network1.service', target: '/lib/systemd/system/systemd-networkd.service' },
+  { link: 'etc/systemd/system/sysinit.target.wants/hardway-lab-kubelet-host.service', target: `/${KUBELET_HOST_UNIT}` },
 ];

@@ -16,6 +16,8 @@ export function machinePaths(mdir: string) {
     root: join(mdir, 'root'),
     pid: join(mdir, 'pid'),
     console: join(mdir, 'console.log'),
+    /** /var/lib/containerd of the machine, on the host's filesystem (bound in by nspawn). */
+    containerd: join(mdir, 'containerd'),
   };
 }
 

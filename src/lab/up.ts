@@ -5,7 +5,8 @@ import { InputError } from '../errors.ts';
 import { overlaps, parseCidr, type Network } from '../net/ipv4.ts';
 import { ensureNspawnRuntime, runningPid, startMachine } from './boot.ts';
 import { prepareMachine, machinePaths } from './machine.ts';
-import { machineDir, type LabPaths } from './names.ts';
+import { holdHostSettings } from './host-settings.ts';
+import { labDir, machineDir, type LabPaths } from './names.ts';
 import { ensureBridge, checkSubnetFree, hostRoutes } from './network.ts';
 import { checkDirIsLabs, ensureLabKey, LAB_FILES, writeLabFiles } from './outputs.ts';
 import { planLab } from './plan.ts';
@@ -23,6 +24,8 @@ export const BOOT_TIMEOUT_MS = 180_000;
 export interface UpResult {
   state: LabState;
   alreadyRunning: boolean;
+  /** Host-wide settings changed for the lab, one line each (said aloud by the command). */
+  hostChanges: string[];
 }
 
 /** Brings a lab up (or reports the running one). */
@@ -38,15 +41,16 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
         `use it as it is, or run "hardway lab down --name ${spec.name}" first`);
     }
     const running = existing.plan.machines.every((m) => runningPid(machineDir(paths, spec.name, m.hostname), m) !== undefined);
-    if (running && existing.rootfs) return { state: existing, alreadyRunning: true };
+    if (running && existing.rootfs) return { state: existing, alreadyRunning: true, hostChanges: holdHostSettings(labDir(paths, spec.name)) };
   }
   const state: LabState = existing ?? { version: 1, plan, createdAt: new Date().toISOString() };
   checkDirIsLabs(state.plan.spec.dir);
   checkOtherLabs(paths, plan);
   checkSubnetFree((parseCidr(spec.subnet) as { ok: true; net: Network }).net, plan.bridge, await hostRoutes());
   writeState(paths, state); // before anything is created: `down` can always undo what follows
+  const hostChanges = holdHostSettings(labDir(paths, spec.name));
   await bringUp(state, paths, progress);
-  return { state, alreadyRunning: false };
+  return { state, alreadyRunning: false, hostChanges };
 }
 
 function checkOtherLabs(paths: LabPaths, plan: LabPlan): void {

@@ -1,0 +1,130 @@
+// Host-wide kernel settings the lab needs. A kubelet sets vm.overcommit_memory, kernel.panic and
+// kernel.panic_on_oops (and a few more) when it starts ("Failed to start ContainerManager: open
+// /proc/sys/vm/overcommit_memory: read-only file system" otherwise); those are not namespaced, so a
+// kubelet in a lab machine would change the whole host, and a machine's read-only /proc/sys stops
+// it. The lab sets them itself, says so, records the values it found, and the last `lab down` on
+// this host puts them back. The kubelet writes only values that differ, so it never touches them.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** One host setting: the /proc/sys key, the value the lab needs, and what needs it. */
+export interface HostSetting {
+  key: string;
+  value: string;
+  why: string;
+}
+
+/** What the kubelet (v1.20 to v1.32) sets at start, with the values it wants (pkg/kubelet/cm). */
+export const KUBELET_HOST_SETTINGS: readonly HostSetting[] = [
+  { key: 'vm.overcommit_memory', value: '1', why: 'the kubelet sets it at start' },
+  { key: 'vm.panic_on_oom', value: '0', why: 'the kubelet sets it at start' },
+  { key: 'kernel.panic', value: '10', why: 'the kubelet sets it at start' },
+  { key: 'kernel.panic_on_oops', value: '1', why: 'the kubelet sets it at start' },
+  { key: 'kernel.keys.root_maxkeys', value: '1000000', why: 'the kubelet sets it at start' },
+  { key: 'kernel.keys.root_maxbytes', value: '25000000', why: 'the kubelet sets it at start' },
+];
+
+/** Where the host's original values and the labs that hold them are recorded (gone with a host reboot, as the settings are). */
+export const HOST_STATE_DIR = '/run/hardway-lab';
+
+interface HostRecord {
+  /** The value each key had before the first lab changed it. */
+  original: Record<string, string>;
+  /** Labs (state directories) that need the settings; the last one out restores them. */
+  holders: string[];
+}
+
+/** Reads and writes /proc/sys; replaced in tests. */
+export interface Sysctl {
+  get(key: string): string;
+  set(key: string, value: string): void;
+}
+
+/** The host's real /proc/sys. */
+export const PROC_SYS: Sysctl = {
+  get: (key) => readFileSync(procPath(key), 'utf8').trim(),
+  set: (key, value) => writeFileSync(procPath(key), `${value}\n`),
+};
+
+function procPath(key: string): string {
+  return join('/proc/sys', ...key.split('.'));
+}
+
+/** Marks `holder` as needing the settings, sets what differs; returns one line per change made. */
+export function holdHostSettings(holder: string, settings: readonly HostSetting[] = KUBELET_HOST_SETTINGS, sys: Sysctl = PROC_SYS, dir = HOST_STATE_DIR): string[] {
+  return withLock(dir, () => {
+    const record = readRecord(dir);
+    if (!record.holders.includes(holder)) record.holders.push(holder);
+    const lines: string[] = [];
+    for (const s of settings) {
+      const now = sys.get(s.key);
+      if (now === s.value) continue;
+      if (!(s.key in record.original)) record.original[s.key] = now;
+      sys.set(s.key, s.value);
+      lines.push(`host setting ${s.key}: ${now} -> ${s.value} (${s.why}; put back when the last lab goes down)`);
+    }
+    writeRecord(dir, record);
+    return lines;
+  });
+}
+
+/**
+ * Drops `holder` (and holders whose state directory is gone: a lab removed by hand); when none is
+ * left, puts every recorded setting back. Returns one line per setting restored.
+ */
+export function releaseHostSettings(holder: string, sys: Sysctl = PROC_SYS, dir = HOST_STATE_DIR, exists: (p: string) => boolean = existsSync): string[] {
+  return withLock(dir, () => {
+    const record = readRecord(dir);
+    record.holders = record.holders.filter((h) => h !== holder && exists(h));
+    if (record.holders.length > 0) {
+      writeRecord(dir, record);
+      return [];
+    }
+    const lines: string[] = [];
+    for (const [key, value] of Object.entries(record.original)) {
+      const now = sys.get(key);
+      if (now !== value) {
+        sys.set(key, value);
+        lines.push(`host setting ${key}: ${now} -> ${value} (put back: no lab left on this host)`);
+      }
+    }
+    rmSync(join(dir, 'host-settings.json'), { force: true });
+    return lines;
+  });
+}
+
+function readRecord(dir: string): HostRecord {
+  try {
+    const r = JSON.parse(readFileSync(join(dir, 'host-settings.json'), 'utf8')) as HostRecord;
+    return { original: r.original ?? {}, holders: r.holders ?? [] };
+  } catch {
+    return { original: {}, holders: [] };
+  }
+}
+
+function writeRecord(dir: string, record: HostRecord): void {
+  const file = join(dir, 'host-settings.json');
+  writeFileSync(`${file}.tmp`, JSON.stringify(record, null, 2) + '\n');
+  renameSync(`${file}.tmp`, file);
+}
+
+// Two labs may start or stop at once: the record is read and written under a directory lock.
+function withLock<T>(dir: string, fn: () => T): T {
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, 'lock');
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > deadline) rmdirSync(lock); // a lock older than 10 s is a crashed process's
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmdirSync(lock);
+  }
+}
