@@ -17,6 +17,24 @@ export const SMOKE_NAME = 'hardway-smoke';
 const bash = (cmd: Command) => sh`bash -c ${cmd.text}`;
 const kubectl = (args: Command) => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=30s ${args}`;
 
+/** custom-columns that list each pod with its own node, phase and deletion mark. */
+export const POD_COLUMNS = 'custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,PHASE:.status.phase,DELETING:.metadata.deletionTimestamp';
+
+/** The first pod of a POD_COLUMNS listing that is Running on a node and not being deleted. */
+export function runningPod(listing: string): { pod: string; node: string } | undefined {
+  for (const line of listing.split('\n')) {
+    const [pod, node, phase, deleting] = line.trim().split(/\s+/);
+    if (pod && node && node !== '<none>' && phase === 'Running' && deleting === '<none>') return { pod, node };
+  }
+  return undefined;
+}
+
+/** A bash loop: up to `tries` HTTP requests to ip:port, 3 s each, a second apart; exit 0 on the first answer. */
+function httpRetry(ip: string, port: string, tries: number): Command {
+  const once = sh`exec 3<>/dev/tcp/${ip}/${port} && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && head -1 <&3 | grep -q HTTP`;
+  return sh`for i in $(seq ${String(tries)}); do timeout 3 bash -c ${once.text} && exit 0; sleep 1; done; exit 1`;
+}
+
 /** The smoke step (first control-plane machine). */
 export const smokeStep: Step = {
   name: 'smoke',
@@ -39,20 +57,27 @@ export const smokeStep: Step = {
     ctx.log.info('secret stored encrypted in etcd (k8s:enc:aescbc:v1:key1)');
 
     await run('starting a deployment', sh`${kubectl(sh`delete deployment,service ${SMOKE_NAME} --ignore-not-found`)} && ${kubectl(sh`create deployment ${SMOKE_NAME} --image=${image}`)} && ${kubectl(sh`rollout status deployment/${SMOKE_NAME} --timeout=180s`)}`);
-    const pod = (await run('finding the pod', kubectl(sh`get pods -l app=${SMOKE_NAME} -o jsonpath={.items[0].metadata.name}:{.spec.nodeName}`))).trim();
-    const [podName, node] = pod.split(':') as [string, string];
+    // Pods of an earlier run's deployment may still be Terminating beside the new one: the pod is
+    // picked by its own fields (not the list's), Running and not being deleted.
+    const listing = await run('finding the pod', kubectl(sh`get pods -l app=${SMOKE_NAME} --no-headers -o ${POD_COLUMNS}`));
+    const picked = runningPod(listing);
+    if (!picked) throw new FailureError(`smoke test: no Running pod of deployment ${SMOKE_NAME}:\n${listing.trim()}`);
+    const { pod: podName, node } = picked;
     ctx.log.info(`pod ${podName} Running on ${node}`);
     await run('kubectl logs', kubectl(sh`logs ${podName}`));
     await run('kubectl exec', kubectl(sh`exec ${podName} -- true`));
     // /dev/tcp is bash's: the smoke test needs no curl on the server. The check runs in a subshell so
     // a refused connection still reaches the kill of port-forward.
-    await run('kubectl port-forward', bash(sh`(${kubectl(sh`port-forward ${podName} 18080:80`)} >/dev/null 2>&1 & echo $! > /tmp/${SMOKE_NAME}.pid); sleep 3; ok=1; (exec 3<>/dev/tcp/127.0.0.1/18080 && printf 'HEAD / HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3 | grep -q HTTP) && ok=0; kill $(cat /tmp/${SMOKE_NAME}.pid); exit $ok`));
+    await run('kubectl port-forward', bash(sh`(${kubectl(sh`port-forward ${podName} 18080:80`)} >/dev/null 2>&1 & echo $! > /tmp/${SMOKE_NAME}.pid); ok=1; (${httpRetry('127.0.0.1', '18080', 10)}) && ok=0; kill $(cat /tmp/${SMOKE_NAME}.pid); exit $ok`));
     ctx.log.info('logs, exec and port-forward work');
 
     await run('exposing a NodePort', kubectl(sh`expose deployment ${SMOKE_NAME} --port=80 --type=NodePort`));
     const port = (await run('reading the node port', kubectl(sh`get service ${SMOKE_NAME} -o jsonpath={.spec.ports[0].nodePort}`))).trim();
-    const ip = ctx.inventory.machines.find((m) => m.hostname === node)?.ip ?? node;
-    await run(`NodePort ${ip}:${port}`, bash(sh`exec 3<>/dev/tcp/${ip}/${port} && printf 'HEAD / HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3 | grep -q HTTP`));
+    const ip = ctx.inventory.machines.find((m) => m.hostname === node)?.ip;
+    if (!ip) throw new FailureError(`smoke test: pod ${podName} runs on "${node}", which is not a machine of machines.txt`);
+    // kube-proxy holds the node port open as soon as it sees the Service, before its rules exist: a
+    // connection in that window is accepted and never answered, so each try has a short timeout.
+    await run(`NodePort ${ip}:${port}`, bash(httpRetry(ip, port, 60)));
     ctx.log.info(`NodePort ${port} answers on ${node}`);
   },
 };
