@@ -1,0 +1,224 @@
+// `hardway build-images`: OCI image archives made in TypeScript, the same bytes on every build. The
+// layout is checked by following index.json -> manifest -> config and layer through their
+// digests, the layer and the tar format with GNU tar, and the whole image independently with
+// umoci (which verifies every blob against its digest and unpacks a runtime bundle). The real
+// build fetches busybox-static with apt-get download (cached in the user cache after the first run).
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+import { APPLETS, imageArchives, WEB_PAGE } from '../../src/images/build.ts';
+import { PAUSE_IMAGE, WEB_IMAGE } from '../../src/images/names.ts';
+import { archiveImages, MEDIA_TYPES, tagOf } from '../../src/images/oci.ts';
+import { readTarMembers, writeTar } from '../../src/images/tar.ts';
+
+const work = mkdtempSync(join(tmpdir(), 'hardway-images-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const FAKE_BUSYBOX = Buffer.from('\x7fELF not really busybox, but bytes to put in a layer\n'.repeat(40));
+
+/** Every member of a tar by path, through GNU tar (an independent reader). */
+function untar(data: Buffer): string {
+  const dir = mkdtempSync(join(work, 'x-'));
+  writeFileSync(join(dir, 'archive.tar'), data);
+  mkdirSync(join(dir, 'out'));
+  execFileSync('tar', ['-xf', join(dir, 'archive.tar'), '-C', join(dir, 'out')]);
+  return join(dir, 'out');
+}
+
+/** `tar -tv` lines (numeric owner, full time) of an archive's bytes. */
+function listing(data: Buffer): string[] {
+  const file = join(mkdtempSync(join(work, 'l-')), 'a.tar');
+  writeFileSync(file, data);
+  return execFileSync('tar', ['-tvf', file, '--numeric-owner', '--full-time'], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC' } }).trim().split('\n');
+}
+
+/** Follows an OCI layout directory from index.json to its blobs, checking each digest and size. */
+function walkLayout(dir: string) {
+  const blob = (d: { digest: string; size: number }) => {
+    const data = readFileSync(join(dir, 'blobs', 'sha256', d.digest.replace(/^sha256:/, '')));
+    expect(`sha256:${sha(data)}`).toBe(d.digest);
+    expect(data.length).toBe(d.size);
+    return data;
+  };
+  expect(JSON.parse(readFileSync(join(dir, 'oci-layout'), 'utf8'))).toEqual({ imageLayoutVersion: '1.0.0' });
+  const index = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));
+  expect(index.schemaVersion).toBe(2);
+  expect(index.mediaType).toBe(MEDIA_TYPES.index);
+  expect(index.manifests).toHaveLength(1);
+  const entry = index.manifests[0];
+  expect(entry.mediaType).toBe(MEDIA_TYPES.manifest);
+  const manifest = JSON.parse(blob(entry).toString('utf8'));
+  expect(manifest.schemaVersion).toBe(2);
+  expect(manifest.mediaType).toBe(MEDIA_TYPES.manifest);
+  expect(manifest.config.mediaType).toBe(MEDIA_TYPES.config);
+  expect(manifest.layers).toHaveLength(1);
+  expect(manifest.layers[0].mediaType).toBe(MEDIA_TYPES.layer);
+  const config = JSON.parse(blob(manifest.config).toString('utf8'));
+  const layer = blob(manifest.layers[0]);
+  // Uncompressed layer: its diff_id is its own digest.
+  expect(config.rootfs).toEqual({ type: 'layers', diff_ids: [manifest.layers[0].digest] });
+  return { index, entry, manifest, config, layer };
+}
+
+describe('OCI image archives (pure: any busybox bytes)', () => {
+  const source = { version: '1:1.35.0-4+deb12u1+b1', arch: 'amd64' };
+
+  it('are byte-for-byte the same when built twice, and differ when busybox differs', () => {
+    const a = imageArchives(FAKE_BUSYBOX, source);
+    const b = imageArchives(Buffer.from(FAKE_BUSYBOX), { ...source });
+    expect(a.map((x) => x.file)).toEqual(['pause.tar', 'web.tar']);
+    expect(a.map((x) => sha(x.data))).toEqual(b.map((x) => sha(x.data)));
+    const c = imageArchives(Buffer.concat([FAKE_BUSYBOX, Buffer.from('!')]), source);
+    expect(sha(c[0]!.data)).not.toBe(sha(a[0]!.data));
+  });
+
+  it('hold an OCI layout whose index, manifest, config and layer digests match their bytes', () => {
+    const [pause, web] = imageArchives(FAKE_BUSYBOX, source) as [ReturnType<typeof imageArchives>[0], ReturnType<typeof imageArchives>[0]];
+    // The outer tar: sorted, owner 0:0, every time the epoch.
+    const names = listing(pause.data).map((l) => l.split(/\s+/).pop()!);
+    expect(names).toEqual([...names].sort());
+    expect(names[0]).toBe('blobs/');
+    expect(names.slice(-2)).toEqual(['index.json', 'oci-layout']);
+    for (const line of listing(pause.data)) expect(line).toMatch(/^\S+ 0\/0 +\d+ 1970-01-01 00:00:00 /);
+
+    const p = walkLayout(untar(pause.data));
+    expect(p.entry.annotations).toEqual({ 'io.containerd.image.name': PAUSE_IMAGE, 'org.opencontainers.image.ref.name': '1' });
+    expect(p.entry.platform).toEqual({ architecture: 'amd64', os: 'linux' });
+    expect(p.config).toMatchObject({ architecture: 'amd64', os: 'linux', created: '1970-01-01T00:00:00Z' });
+    expect(p.config.config.Entrypoint).toEqual(['/bin/sleep', '2147483647']);
+    expect(p.config.history[0].created_by).toContain('busybox-static 1:1.35.0-4+deb12u1+b1');
+
+    const w = walkLayout(untar(web.data));
+    expect(w.entry.annotations['io.containerd.image.name']).toBe(WEB_IMAGE);
+    expect(w.config.config.Entrypoint).toEqual(['/bin/httpd', '-f', '-p', '80', '-h', '/www']);
+    expect(w.config.config.ExposedPorts).toEqual({ '80/tcp': {} });
+
+    // The layer: /bin/busybox, a relative link per applet, and for web the page; all 0:0 at the epoch.
+    const rootfs = untar(w.layer);
+    expect(readFileSync(join(rootfs, 'bin/busybox')).equals(FAKE_BUSYBOX)).toBe(true);
+    expect(lstatSync(join(rootfs, 'bin/busybox')).mode & 0o777).toBe(0o755);
+    for (const a of ['sh', 'sleep', 'httpd', 'true', 'cat', 'echo', 'ls', 'wget', 'hostname']) {
+      expect(APPLETS).toContain(a);
+      expect(readlinkSync(join(rootfs, 'bin', a))).toBe('busybox');
+    }
+    expect(readFileSync(join(rootfs, 'www/index.html'), 'utf8')).toBe(WEB_PAGE);
+    expect(WEB_PAGE).toContain('hardway web image');
+    const layerLines = listing(w.layer);
+    for (const line of layerLines) expect(line).toMatch(/^\S+ 0\/0 +\d+ 1970-01-01 00:00:00 /);
+    const layerNames = layerLines.map((l) => l.split(/\s+/)[5]!);
+    expect(layerNames).toEqual([...layerNames].sort());
+    expect(listing(p.layer).some((l) => l.includes('www'))).toBe(false);
+  });
+
+  it('name the architecture they were built for', () => {
+    const [pause] = imageArchives(FAKE_BUSYBOX, { ...source, arch: 'arm64' });
+    const p = walkLayout(untar(pause!.data));
+    expect(p.config.architecture).toBe('arm64');
+    expect(p.entry.platform.architecture).toBe('arm64');
+  });
+
+  it('are read back (names and digests) from index.json, as hardway images compares them with containerd', () => {
+    const [pause] = imageArchives(FAKE_BUSYBOX, source);
+    const file = join(work, 'pause.tar');
+    writeFileSync(file, pause!.data);
+    const [image] = archiveImages(file);
+    const digest = walkLayout(untar(pause!.data)).entry.digest;
+    expect(image).toEqual({ name: PAUSE_IMAGE, digest });
+  });
+
+  it('tagOf: the tag of a reference, latest when none', () => {
+    expect(tagOf('localhost/hardway/pause:1')).toBe('1');
+    expect(tagOf('localhost:5000/x')).toBe('latest');
+  });
+});
+
+describe('tar', () => {
+  it('writes what GNU tar reads, long names included', () => {
+    const long = `${'d'.repeat(90)}/${'f'.repeat(60)}`;
+    const data = writeTar([
+      { type: 'dir', path: 'a', mode: 0o755 },
+      { type: 'file', path: 'a/x', mode: 0o600, data: Buffer.from('hello') },
+      { type: 'symlink', path: 'a/y', target: 'x' },
+      { type: 'file', path: long, mode: 0o644, data: Buffer.alloc(1000, 7) },
+    ]);
+    expect(data.length % 512).toBe(0);
+    const out = untar(data);
+    expect(readFileSync(join(out, 'a/x'), 'utf8')).toBe('hello');
+    expect(lstatSync(join(out, 'a/x')).mode & 0o777).toBe(0o600);
+    expect(readlinkSync(join(out, 'a/y'))).toBe('x');
+    expect(readFileSync(join(out, long)).equals(Buffer.alloc(1000, 7))).toBe(true);
+    expect(readTarMembers(join(out, '..', 'archive.tar'), [long]).get(long)?.data.length).toBe(1000);
+  });
+
+  it('reads members of archives GNU tar wrote: ./ prefixes, pax and GNU long names', () => {
+    const src = mkdtempSync(join(work, 'src-'));
+    const long = `${'n'.repeat(120)}.json`;
+    writeFileSync(join(src, 'index.json'), '{"a":1}');
+    writeFileSync(join(src, long), 'long');
+    for (const format of ['posix', 'gnu']) {
+      const file = join(work, `${format}.tar`);
+      execFileSync('tar', ['-cf', file, `--format=${format}`, '-C', src, '.']);
+      const found = readTarMembers(file, ['index.json', long, 'absent']);
+      expect(found.get('index.json')?.data.toString()).toBe('{"a":1}');
+      expect(found.get(long)?.data.toString()).toBe('long');
+      expect(found.has('absent')).toBe(false);
+    }
+  });
+});
+
+describe('hardway build-images (busybox-static from Debian, for real)', () => {
+  const native = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
+  const projects = [mkdtempSync(join(work, 'p1-')), mkdtempSync(join(work, 'p2-'))];
+  for (const p of projects) writeFileSync(join(p, 'machines.txt'), '10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24\n');
+  const bytes = (p: string, f: string) => readFileSync(join(p, 'images', f));
+
+  it('writes images/pause.tar and images/web.tar beside machines.txt; a rerun says unchanged and keeps every byte', async () => {
+    const first = await runCli(['build-images'], projects[0]!);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/busybox-static \S+ \(\w+\): (downloaded|cached), sha256 verified/);
+    expect(first.stdout).toContain('images: 2 written, 0 unchanged');
+    const before = ['pause.tar', 'web.tar'].map((f) => bytes(projects[0]!, f));
+    const mtime = lstatSync(join(projects[0]!, 'images', 'pause.tar')).mtimeMs;
+
+    const again = await runCli(['build-images'], projects[0]!);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('images: 0 written, 2 unchanged');
+    expect(again.stdout).toContain('busybox-static');
+    expect(again.stdout).not.toContain('downloaded');
+    expect(['pause.tar', 'web.tar'].map((f) => bytes(projects[0]!, f))).toEqual(before);
+    expect(lstatSync(join(projects[0]!, 'images', 'pause.tar')).mtimeMs).toBe(mtime);
+
+    // A second, separate build gives the same bytes.
+    const other = await runCli(['build-images', '--machines', join(projects[1]!, 'machines.txt')], work);
+    expect(other.code).toBe(0);
+    for (const f of ['pause.tar', 'web.tar']) expect(sha(bytes(projects[1]!, f))).toBe(sha(bytes(projects[0]!, f)));
+
+    // The real busybox is in the layer, for the machines' architecture.
+    const p = walkLayout(untar(before[0]!));
+    expect(p.config.architecture).toBe(native);
+    const rootfs = untar(p.layer);
+    expect(readFileSync(join(rootfs, 'bin/busybox')).subarray(0, 4).toString('latin1')).toBe('\x7fELF');
+  }, 180_000);
+
+  it('passes umoci: every blob verified, and a runtime bundle unpacked with the right process and files', async () => {
+    for (const [file, tag, args] of [['pause.tar', '1', ['/bin/sleep', '2147483647']], ['web.tar', '1', ['/bin/httpd', '-f', '-p', '80', '-h', '/www']]] as const) {
+      const layout = untar(bytes(projects[0]!, file));
+      const bundle = join(mkdtempSync(join(work, 'bundle-')), 'b');
+      execFileSync('umoci', ['unpack', '--image', `${layout}:${tag}`, bundle], { stdio: 'pipe' });
+      const spec = JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8'));
+      expect(spec.process.args).toEqual(args);
+      expect(lstatSync(join(bundle, 'rootfs/bin/busybox')).isFile()).toBe(true);
+      expect(readlinkSync(join(bundle, 'rootfs/bin/sh'))).toBe('busybox');
+      if (file === 'web.tar') expect(readFileSync(join(bundle, 'rootfs/www/index.html'), 'utf8')).toBe(WEB_PAGE);
+      // The busybox in the image runs here (same architecture): the sandbox image's command exists.
+      if (execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim() === JSON.parse(readFileSync(join(layout, 'index.json'), 'utf8')).manifests[0].platform.architecture) {
+        expect(execFileSync(join(bundle, 'rootfs/bin/busybox'), ['echo', 'ok'], { encoding: 'utf8' })).toBe('ok\n');
+      }
+    }
+  }, 120_000);
+});
