@@ -28,11 +28,17 @@ export const STEPS: Record<string, StepEntry> = {
   },
   'worker-os': { load: async () => (await import('./worker-os.ts')).workerOsStep },
   containerd: { load: async () => (await import('./containerd.ts')).containerdStep },
+  images: { load: async () => (await import('./images.ts')).imagesStep },
   cni: { load: async () => (await import('./cni.ts')).cniStep },
   kubelet: { load: async () => (await import('./kubelet.ts')).kubeletStep },
   'kube-proxy': { load: async () => (await import('./kube-proxy.ts')).kubeProxyStep },
   routes: { load: async () => (await import('./routes.ts')).routesStep },
-  verify: { load: async () => (await import('./verify.ts')).verifyStep },
+  verify: {
+    options: {
+      'ready-timeout': { type: 'string', arg: 'SECONDS', default: '60', range: [0, 3600], description: 'verify: how long to wait for every node to be Ready' },
+    },
+    load: async () => (await import('./verify.ts')).verifyStep,
+  },
   smoke: {
     options: { image: { type: 'string', arg: 'IMAGE', default: 'nginx:stable', description: 'smoke: the image the test deployment runs (the workers must be able to pull it)' } },
     load: async () => (await import('./smoke.ts')).smokeStep,

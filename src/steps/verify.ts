@@ -50,7 +50,11 @@ export const verifyStep: Step = {
     const first = new Map(p.names!.stdout.split('\n').map((l) => l.split(/\s+/)).filter(([n]) => names.includes(n!)).map(([n, ip]) => [n!, ip ?? '']));
     for (const m of inv.machines) {
       for (const n of [m.hostname, m.fqdn]) {
-        if (first.get(n) !== m.ip) problems.push(`${n} resolves to ${first.get(n) || 'nothing'}, want ${m.ip}`);
+        const got = first.get(n);
+        if (got === m.ip) continue;
+        // The kubelet and kube-proxy dial the API server by name: say what that breaks.
+        const dials = m.role === 'control-plane' && machine.role === 'worker' ? ': the kubelet and kube-proxy here cannot reach the API server' : '';
+        problems.push(got ? `${n} resolves to ${got} on ${machine.hostname}, want ${m.ip}${dials}` : `${n} does not resolve on ${machine.hostname} (want ${m.ip})${dials}`);
       }
     }
     const live = parseRoutes(p.routes!.stdout);
@@ -72,15 +76,40 @@ export const verifyStep: Step = {
   },
 };
 
-/** Every worker registered and Ready, asked of the API with the admin kubeconfig on the server. */
+/**
+ * Every worker registered and Ready, asked of the API with the admin kubeconfig on the server.
+ * Kubelets just started take a while to register: asked again every 2 s up to --ready-timeout.
+ */
 async function nodeProblems(ctx: VerifyContext): Promise<string[]> {
-  const r = await ctx.transport.exec(sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get nodes -o json`);
-  if (r.code !== 0) return [`the API does not answer "kubectl get nodes": ${r.stderr.trim().split('\n').pop()}`];
-  const ready = new Map<string, boolean>();
-  for (const n of (JSON.parse(r.stdout) as { items: { metadata: { name: string }; status: { conditions?: { type: string; status: string }[] } }[] }).items) {
-    ready.set(n.metadata.name, n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+  const timeoutS = Number(ctx.options.values['ready-timeout'] ?? READY_TIMEOUT_S);
+  const deadline = Date.now() + timeoutS * 1000;
+  for (;;) {
+    const problems = await nodeProblemsOnce(ctx);
+    if (problems.length === 0 || Date.now() >= deadline || problems[0]!.startsWith('kubectl')) return problems;
+    await new Promise((r) => setTimeout(r, 2000));
   }
-  return ctx.inventory.workers.flatMap((w) =>
-    !ready.has(w.hostname) ? [`node ${w.hostname} is not registered with the API`] : ready.get(w.hostname) ? [] : [`node ${w.hostname} is not Ready`],
-  );
+}
+
+/** How long verify waits for every node to be Ready, by default. */
+export const READY_TIMEOUT_S = 60;
+
+async function nodeProblemsOnce(ctx: VerifyContext): Promise<string[]> {
+  const r = await ctx.transport.exec(sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit 127; }; kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get nodes -o json`);
+  if (r.code === 127) return [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`];
+  if (r.code !== 0) return [`the API does not answer "kubectl get nodes": ${r.stderr.trim().split('\n').pop()}`];
+  return nodeStates(r.stdout, ctx.inventory.workers.map((w) => w.hostname));
+}
+
+/** Problems with the listed workers in a `kubectl get nodes -o json` answer: missing, or not Ready (with the kubelet's reason). */
+export function nodeStates(json: string, workers: readonly string[]): string[] {
+  const nodes = new Map<string, { status: string; reason?: string; message?: string } | undefined>();
+  for (const n of (JSON.parse(json) as { items: { metadata: { name: string }; status: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }[] }).items) {
+    nodes.set(n.metadata.name, n.status.conditions?.find((c) => c.type === 'Ready'));
+  }
+  return workers.flatMap((w) => {
+    if (!nodes.has(w)) return [`node ${w} is not registered with the API (its kubelet never reached the API server)`];
+    const ready = nodes.get(w);
+    if (ready?.status === 'True') return [];
+    return [`node ${w} is not Ready${ready?.message ? ` (${ready.message})` : ''}`];
+  });
 }
