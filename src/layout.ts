@@ -61,6 +61,8 @@ export const WORKER = {
   kubeProxyConfig: '/var/lib/kube-proxy/kube-proxy-config.yaml',
   modulesLoad: '/etc/modules-load.d/hardway-kubernetes.conf',
   sysctl: '/etc/sysctl.d/90-hardway-kubernetes.conf',
+  /** Image archives from the project's images/, kept here after containerd imported them. */
+  imagesDir: '/var/lib/hardway/images',
 } as const;
 
 /** Paths on every machine. */

@@ -32,8 +32,9 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'bootstrap-etcd', summary: 'Run etcd over TLS on the control-plane machines', load: remote('bootstrap-etcd') },
   { name: 'bootstrap-control-plane', summary: 'Run the API server, controller manager and scheduler', load: remote('bootstrap-control-plane') },
   { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, kubelet and kube-proxy on the workers', load: remote('bootstrap-workers') },
+  { name: 'images', summary: "Load the image archives of images/ into containerd on every worker (no registry needed)", load: remote('images') },
   { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", load: remote('routes') },
   { name: 'verify', summary: 'Read-only checks of the whole cluster', load: remote('verify') },
   { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', load: remote('smoke') },
-  { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers, routes, verify', load: remote('up') },
+  { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, verify', load: remote('up') },
 ];

@@ -12,8 +12,10 @@ export const COMMAND_STEPS: Record<string, readonly string[]> = {
   'bootstrap-workers': WORKER_STEPS,
   routes: ['routes'],
   verify: ['verify'],
+  images: ['images'],
   smoke: ['smoke'],
-  up: ['pin-hosts', 'distribute', 'bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', ...WORKER_STEPS, 'routes', 'verify'],
+  // The images go in once containerd runs and before the kubelet, which needs the sandbox image.
+  up: ['pin-hosts', 'distribute', 'bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', ...WORKER_STEPS.flatMap((s) => (s === 'containerd' ? [s, 'images'] : [s])), 'routes', 'verify'],
 };
 
 /** Commands that first make pki/ (certs, kubeconfigs, encryption config) on the jumpbox; not with --dry-run. */

@@ -42,7 +42,8 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     const reporter = shown.forStep(i);
     const started = Date.now();
     const runnable = hosts.filter((h) => !failedHosts.has(h.name));
-    reporter.stepStarted(step, runnable.map((h) => h.name));
+    const idle = step.idle?.(req.inventory);
+    reporter.stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((h) => h.name));
     const untouched = new Set<string>();
     const outcomes = await Promise.all(runnable.map((host) => slots.run(async () => {
       const outcome = await runStepOnHost(step, host, req.inventory, req.options, deps);

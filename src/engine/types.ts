@@ -94,6 +94,11 @@ export interface Step {
   title: string;
   /** The machines this step applies to (before --node filtering). */
   targets(inv: Inventory, options: StepOptions): Machine[];
+  /**
+   * Why the step has nothing to do anywhere in this run (e.g. no image archives), if so: the engine
+   * says it once, in the step's heading, instead of every machine saying it. Plans still run.
+   */
+  idle?(inv: Inventory): string | undefined;
   /** Reads the machine and returns what differs from the desired state; must not change anything. */
   plan(ctx: StepContext): Promise<Change[]>;
   /** Read-only checks after apply and re-plan; throw FailureError/CommandError to fail the machine. */

@@ -6,6 +6,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync, statSync, writ
 import { join } from 'node:path';
 import { binaryRelPath, downloadsDir, readDownloads, requireBinaries } from '../../download/layout.ts';
 import type { DesiredFile } from '../../engine/desired.ts';
+import type { LocalFileContent } from '../../engine/types.ts';
 import { FailureError } from '../../errors.ts';
 
 const CACHE_FILE = '.sha256-cache.json';
@@ -37,15 +38,18 @@ export function downloadedVersion(projectDir: string, name: string): string | un
 }
 
 async function installAs(projectDir: string, rel: string, target: string): Promise<DesiredFile> {
-  const file = join(downloadsDir(projectDir), rel);
-  const { size } = statSync(file);
-  const sha256 = await cachedSha256(projectDir, rel);
-  return { path: target, content: { file, sha256, size }, mode: 0o755 };
+  return { path: target, content: await localFile(downloadsDir(projectDir), rel), mode: 0o755 };
 }
 
-/** SHA-256 of a file under downloads/, from the cache when its size and mtime are unchanged. */
-async function cachedSha256(projectDir: string, rel: string): Promise<string> {
-  const dir = downloadsDir(projectDir);
+/** A local file under `dir` as put content: its size, and its SHA-256 cached in `dir` (see cachedSha256). */
+export async function localFile(dir: string, rel: string): Promise<LocalFileContent> {
+  const file = join(dir, rel);
+  const { size } = statSync(file);
+  return { file, sha256: await cachedSha256(dir, rel), size };
+}
+
+/** SHA-256 of a file under `dir` (downloads/, images/), from the cache there when its size and mtime are unchanged. */
+async function cachedSha256(dir: string, rel: string): Promise<string> {
   const cacheFile = join(dir, CACHE_FILE);
   const st = statSync(join(dir, rel));
   let cache: HashCache = {};
