@@ -6,12 +6,26 @@ export const PKI = {
   dir: 'pki',
   ca: { crt: 'pki/ca.crt', key: 'pki/ca.key' },
   etcdCa: { crt: 'pki/etcd-ca.crt', key: 'pki/etcd-ca.key' },
-  /** `name` is an identity: admin, node-0, kube-proxy, kube-api-server, etcd-server-server, etcd-client, ... */
+  /** `name` is a cluster-wide identity (admin, kube-proxy, kube-api-server, etcd-client, ...), never a machine name. */
   crt: (name: string) => `pki/${name}.crt`,
   key: (name: string) => `pki/${name}.key`,
   kubeconfig: (name: string) => `pki/${name}.kubeconfig`,
   encryptionConfig: 'pki/encryption-config.yaml',
+  /**
+   * Each machine's own files live in a directory of their own, pki/machines/<hostname>/, so no
+   * hostname (a DNS label: no "/" and never "." or "..") can name a file of the CA or of another
+   * identity, whatever identities exist now or later.
+   */
+  machinesDir: 'pki/machines',
+  machine: (hostname: string, role: MachineRole) => ({
+    crt: `pki/machines/${hostname}/${role}.crt`,
+    key: `pki/machines/${hostname}/${role}.key`,
+    kubeconfig: `pki/machines/${hostname}/${role}.kubeconfig`,
+  }),
 } as const;
+
+/** What a machine's own certificate is for: a worker's kubelet, a control plane's etcd member. */
+export type MachineRole = 'kubelet' | 'etcd-server';
 
 /** Paths on a control-plane machine. */
 export const SERVER = {

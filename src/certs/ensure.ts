@@ -1,16 +1,18 @@
 // `hardway certs` as a function: keep every CA, keep every leaf that still says what the inventory
 // needs, (re)issue the rest. Decides everything before writing anything.
 import { X509Certificate } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
-import { caIdentities, identitiesFor, profileOf, type CaIdentity, type CaName, type Identity } from './identities.ts';
+import { assertDistinctFiles, caIdentities, identitiesFor, profileOf, type CaIdentity, type CaName, type Identity } from './identities.ts';
 import { inspect } from './inspect.ts';
 import { issueCertificate } from './issue.ts';
 import { generateKey, keyFromPem, type KeyPair } from './keys.ts';
-import { ensurePkiDir, narrowMode, readOptional, writeAtomic, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
+import { kubeconfigsFor } from './kubeconfig.ts';
+import { migrateLegacyLayout } from './migrate.ts';
+import { ensurePkiDir, narrowMode, readOptional, writePkiFile, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
 
 /** What `hardway certs` did, one entry per certificate, plus notes (mode fixes) and warnings. */
 export interface CertsReport {
@@ -35,8 +37,16 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
     const found = existingCa(ca, readOptional(at(ca.files.crt)), readOptional(at(ca.files.key)));
     return found ? [[ca.name, found] as const] : [];
   }));
+  const ids = identitiesFor(inv);
+  assertDistinctFiles(ids, kubeconfigsFor(inv));
 
-  const leaves = identitiesFor(inv).map((id) => {
+  const lines: string[] = [];
+  const warnings: string[] = [];
+  const note = (n: string | undefined) => n && lines.push(n);
+  note(ensurePkiDir(inv.dir));
+  lines.push(...migrateLegacyLayout(inv, new Map([...existing].map(([n, ca]) => [n, ca.cert])), now));
+
+  const leaves = ids.map((id) => {
     const ca = existing.get(id.issuer);
     const verdict = inspect({
       profile: profileOf(id), crtPem: readOptional(at(id.files.crt)), keyPem: readOptional(at(id.files.key)),
@@ -50,11 +60,6 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
     return { id, reasons, fresh };
   });
 
-  const lines: string[] = [];
-  const warnings: string[] = [];
-  const note = (n: string | undefined) => n && lines.push(n);
-  note(ensurePkiDir(inv.dir));
-
   // Every key that is needed, generated at once: node:crypto runs them on the libuv pool in parallel.
   const newCas = cas.filter((ca) => !existing.has(ca.name));
   const toIssue = leaves.filter((l) => l.reasons.length > 0);
@@ -64,8 +69,8 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
   for (const [i, ca] of newCas.entries()) {
     const key = keys[i]!;
     const pem = issueCertificate(profileOf(ca), key.publicKey, { selfKey: key.privateKey }, ctx);
-    writeAtomic(at(ca.files.key), key.pem, SECRET_MODE);
-    writeAtomic(at(ca.files.crt), pem, PUBLIC_MODE);
+    writePkiFile(inv.dir, ca.files.key, key.pem, SECRET_MODE);
+    writePkiFile(inv.dir, ca.files.crt, pem, PUBLIC_MODE);
     existing.set(ca.name, { pem, cert: new X509Certificate(pem), key });
   }
   for (const ca of cas) {
@@ -83,8 +88,8 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
     const ca = existing.get(leaf.id.issuer)!;
     const pem = issueCertificate(profileOf(leaf.id), key.publicKey, { certificatePem: ca.pem, privateKey: ca.key.privateKey }, ctx);
     // Key first, then certificate: if we stop in between, the next run sees a mismatch and reissues.
-    writeAtomic(at(leaf.id.files.key), key.pem, SECRET_MODE);
-    writeAtomic(at(leaf.id.files.crt), pem, PUBLIC_MODE);
+    writePkiFile(inv.dir, leaf.id.files.key, key.pem, SECRET_MODE);
+    writePkiFile(inv.dir, leaf.id.files.crt, pem, PUBLIC_MODE);
   }
   for (const leaf of leaves) {
     if (leaf.reasons.length === 0) lines.push(`kept ${leaf.id.name}`);
@@ -118,14 +123,24 @@ function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string |
   if (!cert.checkPrivateKey(key.privateKey)) {
     throw new FailureError(`${ca.files.key} does not match ${ca.files.crt}; nothing was changed`, restore);
   }
+  // A leaf in the CA's place (as a machine named "ca" made of it before pki/machines/) must not sign anything.
+  if (!cert.ca) {
+    throw new FailureError(`${ca.files.crt} is not a CA certificate (it says ${cert.subject.split('\n').join(', ')}, CA:FALSE); nothing was changed`, restore);
+  }
   return { pem: crtPem, cert, key };
 }
 
-/** Leaf certificates in pki/ that the inventory no longer names (e.g. a removed worker). */
+/** Leaf certificates in pki/ and pki/machines/<hostname>/ that the inventory no longer names (e.g. a removed worker). */
 function unusedCertificates(inv: Inventory, ids: Identity[]): string[] {
   const known = new Set([...ids.map((i) => i.files.crt), ...caIdentities().map((c) => c.files.crt)]);
-  return readdirSync(join(inv.dir, PKI.dir))
-    .filter((f) => f.endsWith('.crt') && !known.has(`${PKI.dir}/${f}`))
-    .map((f) => f.slice(0, -'.crt'.length))
+  const crts = (rel: string) => readdirSync(join(inv.dir, rel), { withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.crt')).map((e) => `${rel}/${e.name}`);
+  const machinesDir = join(inv.dir, PKI.machinesDir);
+  const perMachine = existsSync(machinesDir)
+    ? readdirSync(machinesDir, { withFileTypes: true }).filter((e) => e.isDirectory()).flatMap((e) => crts(`${PKI.machinesDir}/${e.name}`))
+    : [];
+  return [...crts(PKI.dir), ...perMachine]
+    .filter((f) => !known.has(f))
+    .map((f) => f.slice(0, -'.crt'.length).replace(`${PKI.machinesDir}/`, '').replace(`${PKI.dir}/`, ''))
     .sort();
 }

@@ -4,7 +4,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
-import { PKI } from '../layout.ts';
+import { PKI, type MachineRole } from '../layout.ts';
 import type { DistinguishedName, Usage } from './asn1.ts';
 import type { CertificateProfile } from './issue.ts';
 
@@ -20,7 +20,11 @@ export interface CaIdentity {
 
 /** One leaf certificate: what it must say, who signs it, and where it lives in pki/. */
 export interface Identity {
-  /** File base name in pki/ and the name in output: admin, node-0, etcd-server-server, ... */
+  /**
+   * The name in output: a cluster-wide identity's file base name in pki/ (admin, kube-proxy, ...),
+   * or `<hostname>/<role>` for a machine's own (node-0/kubelet, server/etcd-server), which lives
+   * in pki/machines/<hostname>/. The two kinds can never share a name or a file.
+   */
   name: string;
   subject: DistinguishedName;
   /** `DNS:name` / `IP:a.b.c.d` */
@@ -30,6 +34,8 @@ export interface Identity {
   files: { crt: string; key: string };
   /** The machine this certificate belongs to, for per-machine identities. */
   machine?: string;
+  /** What the machine's certificate is for, for per-machine identities. */
+  role?: MachineRole;
 }
 
 /** The cluster CA and the etcd CA, in the order they are made. */
@@ -44,13 +50,17 @@ const BOTH: Usage[] = ['clientAuth', 'serverAuth'];
 
 /** Every leaf certificate for an inventory, in a stable order. */
 export function identitiesFor(inv: Inventory): Identity[] {
-  const leaf = (name: string, subject: DistinguishedName, sans: string[], usages: Usage[], issuer: CaName = 'ca', machine?: string): Identity => ({
-    name, subject, sans, usages, issuer, files: { crt: PKI.crt(name), key: PKI.key(name) }, ...(machine ? { machine } : {}),
+  const leaf = (name: string, subject: DistinguishedName, sans: string[], usages: Usage[], issuer: CaName = 'ca'): Identity => ({
+    name, subject, sans, usages, issuer, files: { crt: PKI.crt(name), key: PKI.key(name) },
   });
+  const own = (m: Machine, role: MachineRole, subject: DistinguishedName, sans: string[], usages: Usage[], issuer: CaName): Identity => {
+    const { crt, key } = PKI.machine(m.hostname, role);
+    return { name: machineIdentityName(m.hostname, role), subject, sans, usages, issuer, files: { crt, key }, machine: m.hostname, role };
+  };
   const component = (name: string, org: string) => leaf(name, { CN: `system:${name}`, O: org }, [`DNS:${name}`, 'IP:127.0.0.1'], BOTH);
   const node = (m: Machine) =>
-    leaf(m.hostname, { CN: `system:node:${m.hostname}`, O: 'system:nodes' },
-      [`DNS:${m.hostname}`, `DNS:${m.fqdn}`, 'IP:127.0.0.1', `IP:${m.ip}`], BOTH, 'ca', m.hostname);
+    own(m, 'kubelet', { CN: `system:node:${m.hostname}`, O: 'system:nodes' },
+      [`DNS:${m.hostname}`, `DNS:${m.fqdn}`, 'IP:127.0.0.1', `IP:${m.ip}`], BOTH, 'ca');
   const svc = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster',
     `kubernetes.default.svc.${inv.settings.clusterDomain}`];
   const apiSans = unique([
@@ -66,10 +76,33 @@ export function identitiesFor(inv: Inventory): Identity[] {
     leaf('kube-api-server', { CN: 'kubernetes' }, apiSans, BOTH),
     leaf('service-accounts', { CN: 'service-accounts' }, [], ['clientAuth']),
     ...inv.controlPlanes.map((m) =>
-      leaf(`etcd-server-${m.hostname}`, { CN: m.hostname },
-        [`IP:${m.ip}`, 'IP:127.0.0.1', `DNS:${m.hostname}`, `DNS:${m.fqdn}`, 'DNS:localhost'], ['serverAuth', 'clientAuth'], 'etcd-ca', m.hostname)),
+      own(m, 'etcd-server', { CN: m.hostname },
+        [`IP:${m.ip}`, 'IP:127.0.0.1', `DNS:${m.hostname}`, `DNS:${m.fqdn}`, 'DNS:localhost'], ['serverAuth', 'clientAuth'], 'etcd-ca')),
     leaf('etcd-client', { CN: 'kube-apiserver-etcd-client' }, [], ['clientAuth'], 'etcd-ca'),
   ];
+}
+
+/** The output name of a machine's own certificate: node-0/kubelet, server/etcd-server. */
+export function machineIdentityName(hostname: string, role: MachineRole): string {
+  return `${hostname}/${role}`;
+}
+
+/**
+ * Fails (a bug, not bad input) unless every file of pki/ belongs to exactly one owner: the CAs,
+ * each leaf's certificate and key, each kubeconfig, the encryption config. Writers call it before
+ * writing anything, so no future identity can silently take over another's file (or the CA's).
+ */
+export function assertDistinctFiles(ids: Array<Pick<Identity, 'name' | 'files'>>, kubeconfigs: Array<{ name: string; file: string }> = []): void {
+  const owner = new Map<string, string>();
+  const claim = (file: string, who: string) => {
+    const prev = owner.get(file);
+    if (prev !== undefined && prev !== who) throw new Error(`${file} would belong to both ${prev} and ${who}`);
+    owner.set(file, who);
+  };
+  for (const ca of caIdentities()) for (const f of [ca.files.crt, ca.files.key]) claim(f, `CA ${ca.name}`);
+  claim(PKI.encryptionConfig, 'the encryption config');
+  for (const id of ids) for (const f of [id.files.crt, id.files.key]) claim(f, `certificate ${id.name}`);
+  for (const k of kubeconfigs) claim(k.file, `kubeconfig ${k.name}`);
 }
 
 function unique(list: string[]): string[] {

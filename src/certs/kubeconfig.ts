@@ -3,17 +3,20 @@
 import { stringify } from 'yaml';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
+import { machineIdentityName } from './identities.ts';
 
 /** The cluster name every kubeconfig uses. */
 export const CLUSTER_NAME = 'kubernetes-the-hard-way';
 
 /** One kubeconfig: its file, the identity whose certificate it embeds, the user name, the server. */
 export interface KubeconfigSpec {
-  /** File base name: pki/<name>.kubeconfig */
+  /** The name in output: admin, kube-proxy, ... or node-0/kubelet for a worker's (pki/machines/node-0/kubelet.kubeconfig). */
   name: string;
   file: string;
-  /** The leaf identity (pki/<identity>.crt/.key) it carries. */
+  /** The name of the leaf identity it carries (see identitiesFor). */
   identity: string;
+  /** That identity's certificate and key in pki/. */
+  certificate: { crt: string; key: string };
   user: string;
   server: string;
 }
@@ -21,10 +24,15 @@ export interface KubeconfigSpec {
 /** Every kubeconfig for an inventory: one per worker, the components', admin (local) and jumpbox (the user's). */
 export function kubeconfigsFor(inv: Inventory): KubeconfigSpec[] {
   const spec = (name: string, identity: string, user: string, server = inv.apiServerUrl): KubeconfigSpec => ({
-    name, file: PKI.kubeconfig(name), identity, user, server,
+    name, file: PKI.kubeconfig(name), identity, certificate: { crt: PKI.crt(identity), key: PKI.key(identity) }, user, server,
   });
+  const kubelet = (hostname: string): KubeconfigSpec => {
+    const files = PKI.machine(hostname, 'kubelet');
+    const name = machineIdentityName(hostname, 'kubelet');
+    return { name, file: files.kubeconfig, identity: name, certificate: { crt: files.crt, key: files.key }, user: `system:node:${hostname}`, server: inv.apiServerUrl };
+  };
   return [
-    ...inv.workers.map((m) => spec(m.hostname, m.hostname, `system:node:${m.hostname}`)),
+    ...inv.workers.map((m) => kubelet(m.hostname)),
     spec('kube-proxy', 'kube-proxy', 'system:kube-proxy'),
     spec('kube-controller-manager', 'kube-controller-manager', 'system:kube-controller-manager'),
     spec('kube-scheduler', 'kube-scheduler', 'system:kube-scheduler'),

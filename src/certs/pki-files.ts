@@ -30,6 +30,16 @@ export function writeAtomic(file: string, content: string | Buffer, mode: number
   }
 }
 
+/**
+ * Writes a file of pki/ (a PKI.* path) atomically, first making its directories inside pki/
+ * (pki/machines/<hostname>/) 0700 like pki/ itself.
+ */
+export function writePkiFile(projectDir: string, pkiPath: string, content: string | Buffer, mode: number): void {
+  const file = join(projectDir, pkiPath);
+  mkdirSync(dirname(file), { recursive: true, mode: DIR_MODE });
+  writeAtomic(file, content, mode);
+}
+
 /** Creates pki/ as 0700 or narrows an existing one; returns a note for the user when it changed a mode. */
 export function ensurePkiDir(projectDir: string): string | undefined {
   const dir = join(projectDir, PKI.dir);

@@ -2,6 +2,7 @@
 import { join, resolve } from 'node:path';
 import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { checkCertificates } from '../certs/check.ts';
+import { assertDistinctFiles, identitiesFor } from '../certs/identities.ts';
 import { kubeconfigsFor, renderKubeconfig } from '../certs/kubeconfig.ts';
 import { ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writeAtomic } from '../certs/pki-files.ts';
 import { FailureError } from '../errors.ts';
@@ -21,6 +22,7 @@ export const kubeconfigsCommand: CliCommand = {
   async run({ values, stdout, cwd }) {
     const inv = loadInventory(resolve(cwd, values.machines as string));
     const specs = kubeconfigsFor(inv);
+    assertDistinctFiles(identitiesFor(inv), specs);
     // Embed only certificates that are there and still match the inventory.
     const needed = new Set(['ca', ...specs.map((s) => s.identity)]);
     const bad = checkCertificates(inv, new Date()).certificates.filter((c) => needed.has(c.name) && !c.ok);
@@ -39,7 +41,7 @@ export const kubeconfigsCommand: CliCommand = {
     if (dirNote) say(stdout, dirNote);
     for (const spec of specs) {
       const text = renderKubeconfig(spec, {
-        caPem, certPem: readOptional(at(PKI.crt(spec.identity)))!, keyPem: readOptional(at(PKI.key(spec.identity)))!,
+        caPem, certPem: readOptional(at(spec.certificate.crt))!, keyPem: readOptional(at(spec.certificate.key))!,
       });
       if (readOptional(at(spec.file)) === text) {
         say(stdout, `kept ${spec.file}`);

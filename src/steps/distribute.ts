@@ -25,6 +25,7 @@ const secret = (from: string, to: string, ...services: string[]): Placement => (
 /** Where each pki/ file goes on a machine of this role (paths from src/layout.ts). */
 export function placements(inv: Inventory, m: Machine): Placement[] {
   if (m.role === 'control-plane') {
+    const etcd = PKI.machine(m.hostname, 'etcd-server');
     return [
       pub(PKI.ca.crt, SERVER.caCrt, 'kube-apiserver', 'kube-controller-manager'),
       secret(PKI.ca.key, SERVER.caKey, 'kube-controller-manager'),
@@ -40,15 +41,16 @@ export function placements(inv: Inventory, m: Machine): Placement[] {
       pub(PKI.crt('etcd-client'), SERVER.etcdClientCrt, 'kube-apiserver'),
       secret(PKI.key('etcd-client'), SERVER.etcdClientKey, 'kube-apiserver'),
       pub(PKI.etcdCa.crt, SERVER.etcdCa, 'etcd'),
-      pub(PKI.crt(`etcd-server-${m.hostname}`), SERVER.etcdCrt, 'etcd'),
-      secret(PKI.key(`etcd-server-${m.hostname}`), SERVER.etcdKey, 'etcd'),
+      pub(etcd.crt, SERVER.etcdCrt, 'etcd'),
+      secret(etcd.key, SERVER.etcdKey, 'etcd'),
     ];
   }
+  const kubelet = PKI.machine(m.hostname, 'kubelet');
   return [
     pub(PKI.ca.crt, WORKER.kubeletCaCrt, 'kubelet'),
-    pub(PKI.crt(m.hostname), WORKER.kubeletCrt, 'kubelet'),
-    secret(PKI.key(m.hostname), WORKER.kubeletKey, 'kubelet'),
-    secret(PKI.kubeconfig(m.hostname), WORKER.kubeletKubeconfig, 'kubelet'),
+    pub(kubelet.crt, WORKER.kubeletCrt, 'kubelet'),
+    secret(kubelet.key, WORKER.kubeletKey, 'kubelet'),
+    secret(kubelet.kubeconfig, WORKER.kubeletKubeconfig, 'kubelet'),
     secret(PKI.kubeconfig('kube-proxy'), WORKER.kubeProxyKubeconfig, 'kube-proxy'),
   ];
 }

@@ -36,8 +36,8 @@ describe('hardway certs check', () => {
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as CheckReport;
     expect(report.ok).toBe(true);
-    expect(report.certificates.map((c) => c.name)).toEqual(['ca', 'etcd-ca', 'admin', 'node-0', 'node-1', 'kube-proxy',
-      'kube-controller-manager', 'kube-scheduler', 'kube-api-server', 'service-accounts', 'etcd-server-server', 'etcd-client']);
+    expect(report.certificates.map((c) => c.name)).toEqual(['ca', 'etcd-ca', 'admin', 'node-0/kubelet', 'node-1/kubelet', 'kube-proxy',
+      'kube-controller-manager', 'kube-scheduler', 'kube-api-server', 'service-accounts', 'server/etcd-server', 'etcd-client']);
     for (const c of report.certificates) {
       expect(c).toMatchObject({ ok: true, problems: [], warnings: [] });
       expect(c.daysLeft).toBeGreaterThanOrEqual(3652);
@@ -76,10 +76,10 @@ describe('hardway certs check', () => {
   it('a certificate from another CA (same CN=CA) fails as signed by a different CA', async () => {
     const p = await freshProject();
     const other = await freshProject();
-    copyFileSync(join(other.dir, 'pki/node-0.crt'), join(p.dir, 'pki/node-0.crt'));
+    copyFileSync(join(other.dir, 'pki/machines/node-0/kubelet.crt'), join(p.dir, 'pki/machines/node-0/kubelet.crt'));
     const { code, report } = await checkJson(p);
     expect(code).toBe(1);
-    expect(problemsOf(report, 'node-0')).toContain('signed by a different CA');
+    expect(problemsOf(report, 'node-0/kubelet')).toContain('signed by a different CA');
   });
 
   it('a wrong key fails as "key does not match certificate"', async () => {
@@ -96,18 +96,18 @@ describe('hardway certs check', () => {
     const { code, report } = await checkJson(p);
     expect(code).toBe(1);
     expect(problemsOf(report, 'kube-api-server')).toEqual(['SANs changed: +IP:10.240.0.11 -IP:10.240.0.10']);
-    expect(problemsOf(report, 'etcd-server-server')).toEqual(['SANs changed: +IP:10.240.0.11 -IP:10.240.0.10']);
-    expect(problemsOf(report, 'node-0')).toEqual([]);
+    expect(problemsOf(report, 'server/etcd-server')).toEqual(['SANs changed: +IP:10.240.0.11 -IP:10.240.0.10']);
+    expect(problemsOf(report, 'node-0/kubelet')).toEqual([]);
   });
 
   it('a missing certificate, a missing CA and a too-open key are each named', async () => {
     const p = await freshProject();
-    rmSync(join(p.dir, 'pki/node-1.crt'));
+    rmSync(join(p.dir, 'pki/machines/node-1/kubelet.crt'));
     rmSync(join(p.dir, 'pki/etcd-ca.crt'));
     chmodSync(join(p.dir, 'pki/admin.key'), 0o640);
     const { code, report } = await checkJson(p);
     expect(code).toBe(1);
-    expect(problemsOf(report, 'node-1')).toEqual(['certificate missing']);
+    expect(problemsOf(report, 'node-1/kubelet')).toEqual(['certificate missing']);
     expect(problemsOf(report, 'etcd-ca')).toEqual(['certificate missing']);
     expect(problemsOf(report, 'etcd-client')).toEqual(['cannot verify the chain: etcd-ca is missing or unreadable']);
     expect(problemsOf(report, 'admin')).toEqual(['key file pki/admin.key is mode 0640, must be 0600']);

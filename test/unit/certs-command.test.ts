@@ -2,20 +2,20 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hardway, makeProject, openssl, opensslKeyMatches, opensslText, opensslVerifies } from './certs.helpers.ts';
+import { hardway, makeProject, openssl, opensslKeyMatches, opensslText, opensslVerifies, pkiName } from './certs.helpers.ts';
 
-const LEAVES = ['admin', 'node-0', 'node-1', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
-  'kube-api-server', 'service-accounts', 'etcd-server-server', 'etcd-client'];
+const LEAVES = ['admin', 'node-0/kubelet', 'node-1/kubelet', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
+  'kube-api-server', 'service-accounts', 'server/etcd-server', 'etcd-client'];
 
 /** What each certificate must say, as openssl prints it. */
 const EXPECTED: Record<string, { subject: string; sans?: string; eku: string }> = {
   admin: { subject: 'CN=admin, O=system:masters', eku: 'TLS Web Client Authentication' },
-  'node-0': {
+  'node-0/kubelet': {
     subject: 'CN=system:node:node-0, O=system:nodes',
     sans: 'DNS:node-0, DNS:node-0.kubernetes.local, IP Address:127.0.0.1, IP Address:10.240.0.20',
     eku: 'TLS Web Client Authentication, TLS Web Server Authentication',
   },
-  'node-1': {
+  'node-1/kubelet': {
     subject: 'CN=system:node:node-1, O=system:nodes',
     sans: 'DNS:node-1, DNS:node-1.kubernetes.local, IP Address:127.0.0.1, IP Address:10.240.0.21',
     eku: 'TLS Web Client Authentication, TLS Web Server Authentication',
@@ -37,7 +37,7 @@ const EXPECTED: Record<string, { subject: string; sans?: string; eku: string }> 
     eku: 'TLS Web Client Authentication, TLS Web Server Authentication',
   },
   'service-accounts': { subject: 'CN=service-accounts', eku: 'TLS Web Client Authentication' },
-  'etcd-server-server': {
+  'server/etcd-server': {
     subject: 'CN=server', sans: 'IP Address:10.240.0.10, IP Address:127.0.0.1, DNS:server, DNS:server.kubernetes.local, DNS:localhost',
     eku: 'TLS Web Server Authentication, TLS Web Client Authentication',
   },
@@ -47,6 +47,7 @@ const EXPECTED: Record<string, { subject: string; sans?: string; eku: string }> 
 describe('hardway certs on a fresh project (ecdsa-p256)', () => {
   const project = makeProject({ cluster: 'keyAlgorithm: ecdsa-p256\n' });
   const pki = (f: string) => join(project.dir, 'pki', f);
+  const file = (n: string, ext: string) => pki(`${pkiName(n)}.${ext}`);
   let out = '';
   beforeAll(async () => {
     const run = await hardway(project, 'certs');
@@ -61,15 +62,16 @@ describe('hardway certs on a fresh project (ecdsa-p256)', () => {
 
   it('pki/ is 0700, keys 0600, and no key material is printed', () => {
     expect(statSync(join(project.dir, 'pki')).mode & 0o777).toBe(0o700);
-    for (const n of ['ca', 'etcd-ca', ...LEAVES]) expect(statSync(pki(`${n}.key`)).mode & 0o777).toBe(0o600);
+    for (const n of ['ca', 'etcd-ca', ...LEAVES]) expect(statSync(file(n, 'key')).mode & 0o777).toBe(0o600);
+    for (const d of ['machines', 'machines/node-0', 'machines/server']) expect(statSync(pki(d)).mode & 0o777).toBe(0o700);
     expect(out).not.toMatch(/BEGIN|PRIVATE/);
   });
 
   it('every certificate verifies against its own CA with openssl, and not against the other CA', () => {
     for (const n of LEAVES) {
-      const [own, other] = n.startsWith('etcd-') ? ['etcd-ca.crt', 'ca.crt'] : ['ca.crt', 'etcd-ca.crt'];
-      expect(opensslVerifies(pki(own), pki(`${n}.crt`)), `${n} against ${own}`).toBe(true);
-      expect(opensslVerifies(pki(other), pki(`${n}.crt`)), `${n} against ${other}`).toBe(false);
+      const [own, other] = n.includes('etcd-') ? ['etcd-ca.crt', 'ca.crt'] : ['ca.crt', 'etcd-ca.crt'];
+      expect(opensslVerifies(pki(own), file(n, 'crt')), `${n} against ${own}`).toBe(true);
+      expect(opensslVerifies(pki(other), file(n, 'crt')), `${n} against ${other}`).toBe(false);
     }
   });
 
@@ -86,9 +88,9 @@ describe('hardway certs on a fresh project (ecdsa-p256)', () => {
 
   it.each(LEAVES)('%s: subject, SANs, key usage, EKU, CA:FALSE and key match as openssl reads them', (n) => {
     const want = EXPECTED[n]!;
-    const subject = openssl('x509', '-noout', '-subject', '-nameopt', 'sep_comma_plus_space,sname', '-in', pki(`${n}.crt`)).trim();
+    const subject = openssl('x509', '-noout', '-subject', '-nameopt', 'sep_comma_plus_space,sname', '-in', file(n, 'crt')).trim();
     expect(subject).toBe(`subject=${want.subject}`);
-    const text = opensslText(pki(`${n}.crt`));
+    const text = opensslText(file(n, 'crt'));
     if (want.sans) expect(text).toContain(`X509v3 Subject Alternative Name: \n                ${want.sans}\n`);
     else expect(text).not.toContain('Subject Alternative Name');
     expect(text).toMatch(new RegExp(`Extended Key Usage: \\n\\s+${want.eku}\\n`));
@@ -97,7 +99,7 @@ describe('hardway certs on a fresh project (ecdsa-p256)', () => {
     expect(text).toMatch(/Subject Key Identifier:/);
     expect(text).toMatch(/Authority Key Identifier:/);
     expect(text).toMatch(/Signature Algorithm: ecdsa-with-SHA256/);
-    expect(opensslKeyMatches(pki(`${n}.crt`), pki(`${n}.key`))).toBe(true);
+    expect(opensslKeyMatches(file(n, 'crt'), file(n, 'key'))).toBe(true);
   });
 
   it('validity is certValidityDays (3653) from now', () => {

@@ -26,9 +26,13 @@ describe('identitiesFor', () => {
   const byName = (n: string) => ids.find((i) => i.name === n)!;
 
   it('lists every identity once, per worker and per control-plane machine, with its files from layout', () => {
-    expect(ids.map((i) => i.name)).toEqual(['admin', 'node-0', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
-      'kube-api-server', 'service-accounts', 'etcd-server-server', 'etcd-server-server-b', 'etcd-client']);
-    for (const id of ids) expect(id.files).toEqual({ crt: PKI.crt(id.name), key: PKI.key(id.name) });
+    expect(ids.map((i) => i.name)).toEqual(['admin', 'node-0/kubelet', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
+      'kube-api-server', 'service-accounts', 'server/etcd-server', 'server-b/etcd-server', 'etcd-client']);
+    for (const id of ids) {
+      const files = id.machine ? PKI.machine(id.machine, id.role!) : { crt: PKI.crt(id.name), key: PKI.key(id.name) };
+      expect(id.files).toEqual({ crt: files.crt, key: files.key });
+    }
+    expect(byName('node-0/kubelet').files).toEqual({ crt: 'pki/machines/node-0/kubelet.crt', key: 'pki/machines/node-0/kubelet.key' });
     expect(caIdentities().map((c) => [c.name, c.files])).toEqual([['ca', PKI.ca], ['etcd-ca', PKI.etcdCa]]);
   });
 
@@ -42,9 +46,9 @@ describe('identitiesFor', () => {
   });
 
   it('only etcd identities are signed by the etcd CA; node and etcd-server identities name their machine', () => {
-    expect(ids.filter((i) => i.issuer === 'etcd-ca').map((i) => i.name)).toEqual(['etcd-server-server', 'etcd-server-server-b', 'etcd-client']);
-    expect(byName('node-0').machine).toBe('node-0');
-    expect(byName('etcd-server-server-b')).toMatchObject({
+    expect(ids.filter((i) => i.issuer === 'etcd-ca').map((i) => i.name)).toEqual(['server/etcd-server', 'server-b/etcd-server', 'etcd-client']);
+    expect(byName('node-0/kubelet').machine).toBe('node-0');
+    expect(byName('server-b/etcd-server')).toMatchObject({
       machine: 'server-b', subject: { CN: 'server-b' }, usages: ['serverAuth', 'clientAuth'],
       sans: ['IP:10.240.0.11', 'IP:127.0.0.1', 'DNS:server-b', 'DNS:server-b.kubernetes.local', 'DNS:localhost'],
     });
@@ -61,8 +65,8 @@ describe('readPkiFile', () => {
   });
 
   it.each([
-    [PKI.crt('node-0'), 'run hardway certs first'],
-    [PKI.kubeconfig('node-0'), 'run hardway kubeconfigs first'],
+    [PKI.machine('node-0', 'kubelet').crt, 'run hardway certs first'],
+    [PKI.machine('node-0', 'kubelet').kubeconfig, 'run hardway kubeconfigs first'],
     [PKI.encryptionConfig, 'run hardway encryption-config first'],
   ])('a missing %s is a failure naming the command that makes it', (path, hint) => {
     const dir = mkdtempSync(join(tmpdir(), 'hardway-read-'));

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_MACHINES, hardway, makeProject, named, opensslVerifies, snapshot } from './certs.helpers.ts';
 
-const ALL = ['ca', 'etcd-ca', 'admin', 'node-0', 'node-1', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
-  'kube-api-server', 'service-accounts', 'etcd-server-server', 'etcd-client'];
+const ALL = ['ca', 'etcd-ca', 'admin', 'node-0/kubelet', 'node-1/kubelet', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
+  'kube-api-server', 'service-accounts', 'server/etcd-server', 'etcd-client'];
 const EC = 'keyAlgorithm: ecdsa-p256\n';
 
 async function freshProject(cluster = EC) {
@@ -33,12 +33,12 @@ describe('hardway certs, run again', () => {
     writeFileSync(p.machines, EXAMPLE_MACHINES.replace('10.240.0.21 ', '10.240.0.99 '));
     const run = await hardway(p, 'certs');
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('reissued node-1 (SANs changed: +IP:10.240.0.99 -IP:10.240.0.21)\n');
-    expect(named(run, 'kept')).toEqual(ALL.filter((n) => n !== 'node-1'));
+    expect(run.stdout).toContain('reissued node-1/kubelet (SANs changed: +IP:10.240.0.99 -IP:10.240.0.21)\n');
+    expect(named(run, 'kept')).toEqual(ALL.filter((n) => n !== 'node-1/kubelet'));
     const after = snapshot(p.dir);
     const changed = Object.keys(after).filter((f) => after[f]!.sha !== before[f]!.sha);
-    expect(changed.sort()).toEqual(['node-1.crt', 'node-1.key']);
-    expect(opensslVerifies(join(p.dir, 'pki/ca.crt'), join(p.dir, 'pki/node-1.crt'))).toBe(true);
+    expect(changed.sort()).toEqual(['machines/node-1/kubelet.crt', 'machines/node-1/kubelet.key']);
+    expect(opensslVerifies(join(p.dir, 'pki/ca.crt'), join(p.dir, 'pki/machines/node-1/kubelet.crt'))).toBe(true);
   });
 
   it('a new worker gets one new certificate; the rest is kept', async () => {
@@ -46,8 +46,8 @@ describe('hardway certs, run again', () => {
     writeFileSync(p.machines, EXAMPLE_MACHINES + '10.240.0.22 node-2.kubernetes.local node-2 10.200.2.0/24\n');
     const run = await hardway(p, 'certs');
     expect(run.code).toBe(0);
-    expect(named(run, 'issued')).toEqual(['node-2']);
-    expect(run.stdout).toContain('issued node-2 (new)\n');
+    expect(named(run, 'issued')).toEqual(['node-2/kubelet']);
+    expect(run.stdout).toContain('issued node-2/kubelet (new)\n');
     expect(named(run, 'kept')).toEqual(ALL);
   });
 
@@ -55,8 +55,8 @@ describe('hardway certs, run again', () => {
     const p = await freshProject();
     writeFileSync(p.machines, EXAMPLE_MACHINES.replace(/^10\.240\.0\.21 .*\n/m, ''));
     const run = await hardway(p, 'certs');
-    expect(run.stdout).toContain('unused node-1 (not in the inventory any more; left in pki/)');
-    expect(existsSync(join(p.dir, 'pki/node-1.key'))).toBe(true);
+    expect(run.stdout).toContain('unused node-1/kubelet (not in the inventory any more; left in pki/)');
+    expect(existsSync(join(p.dir, 'pki/machines/node-1/kubelet.key'))).toBe(true);
   });
 
   it('certificates that expire within renewBeforeDays are reissued; the CAs are kept (with a warning)', async () => {
@@ -93,10 +93,10 @@ describe('hardway certs, run again', () => {
 
   it('a key file that is too open is narrowed to 0600, and the run says so', async () => {
     const p = await freshProject();
-    chmodSync(join(p.dir, 'pki/node-0.key'), 0o644);
+    chmodSync(join(p.dir, 'pki/machines/node-0/kubelet.key'), 0o644);
     const run = await hardway(p, 'certs');
-    expect(run.stdout).toContain('fixed mode of pki/node-0.key (was 0644, now 0600)\n');
-    expect(statSync(join(p.dir, 'pki/node-0.key')).mode & 0o777).toBe(0o600);
+    expect(run.stdout).toContain('fixed mode of pki/machines/node-0/kubelet.key (was 0644, now 0600)\n');
+    expect(statSync(join(p.dir, 'pki/machines/node-0/kubelet.key')).mode & 0o777).toBe(0o600);
     expect(named(run, 'kept')).toEqual(ALL);
   });
 

@@ -3,14 +3,15 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hardway, makeProject, opensslKeyMatches, opensslText, opensslVerifies } from './certs.helpers.ts';
+import { hardway, makeProject, opensslKeyMatches, opensslText, opensslVerifies, pkiName } from './certs.helpers.ts';
 
-const LEAVES = ['admin', 'node-0', 'node-1', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
-  'kube-api-server', 'service-accounts', 'etcd-server-server', 'etcd-client'];
+const LEAVES = ['admin', 'node-0/kubelet', 'node-1/kubelet', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
+  'kube-api-server', 'service-accounts', 'server/etcd-server', 'etcd-client'];
 
 describe('default settings: RSA-4096 end to end', () => {
   const project = makeProject();
   const pki = (f: string) => join(project.dir, 'pki', f);
+  const file = (n: string, ext: string) => pki(`${pkiName(n)}.${ext}`);
   beforeAll(async () => {
     const run = await hardway(project, 'certs');
     expect(run.code).toBe(0);
@@ -18,12 +19,12 @@ describe('default settings: RSA-4096 end to end', () => {
 
   it('every key is RSA 4096 and every signature sha256WithRSAEncryption; openssl verifies each chain', () => {
     for (const n of ['ca', 'etcd-ca', ...LEAVES]) {
-      const text = opensslText(pki(`${n}.crt`));
+      const text = opensslText(file(n, 'crt'));
       expect(text, n).toMatch(/Public-Key: \(4096 bit\)/);
       expect(text, n).toMatch(/Signature Algorithm: sha256WithRSAEncryption/);
-      expect(opensslKeyMatches(pki(`${n}.crt`), pki(`${n}.key`)), n).toBe(true);
+      expect(opensslKeyMatches(file(n, 'crt'), file(n, 'key')), n).toBe(true);
     }
-    for (const n of LEAVES) expect(opensslVerifies(pki(n.startsWith('etcd-') ? 'etcd-ca.crt' : 'ca.crt'), pki(`${n}.crt`)), n).toBe(true);
+    for (const n of LEAVES) expect(opensslVerifies(pki(n.includes('etcd-') ? 'etcd-ca.crt' : 'ca.crt'), file(n, 'crt')), n).toBe(true);
   });
 
   it('certs check passes, and kubeconfigs build on these certificates for kubectl', async () => {

@@ -53,17 +53,26 @@ export function opensslKeyMatches(crtFile: string, keyFile: string): boolean {
   return openssl('x509', '-noout', '-pubkey', '-in', crtFile) === openssl('pkey', '-pubout', '-in', keyFile);
 }
 
-/** Every file in pki/ with its SHA-256 and mode, to compare before and after a run. */
+/** Every file in pki/ and its subdirectories with its SHA-256 and mode, to compare before and after a run. */
 export function snapshot(dir: string): Record<string, { sha: string; mode: string }> {
   const pki = join(dir, 'pki');
   const out: Record<string, { sha: string; mode: string }> = {};
-  for (const f of readdirSync(pki).sort()) {
+  for (const f of (readdirSync(pki, { recursive: true }) as string[]).sort()) {
+    const st = statSync(join(pki, f));
     out[f] = {
-      sha: createHash('sha256').update(readFileSync(join(pki, f))).digest('hex'),
-      mode: (statSync(join(pki, f)).mode & 0o777).toString(8),
+      sha: st.isDirectory() ? 'directory' : createHash('sha256').update(readFileSync(join(pki, f))).digest('hex'),
+      mode: (st.mode & 0o777).toString(8),
     };
   }
   return out;
+}
+
+/**
+ * The pki/ path (without extension) of a certificate named as hardway prints it: `admin` is
+ * pki/admin, a machine's own `node-0/kubelet` is pki/machines/node-0/kubelet.
+ */
+export function pkiName(name: string): string {
+  return name.includes('/') ? `machines/${name}` : name;
 }
 
 /** The names in a run's output lines with the given verb (kept, issued, reissued, written). */

@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_MACHINES, hardway, makeProject, named, snapshot } from './certs.helpers.ts';
 
-const FILES = ['node-0', 'node-1', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler', 'admin', 'jumpbox'];
+const FILES = ['machines/node-0/kubelet', 'machines/node-1/kubelet', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler', 'admin', 'jumpbox'];
 /** kubeconfig -> [user, server, certificate it embeds] */
 const WANT: Record<string, [string, string, string]> = {
-  'node-0': ['system:node:node-0', 'https://server.kubernetes.local:6443', 'node-0'],
-  'node-1': ['system:node:node-1', 'https://server.kubernetes.local:6443', 'node-1'],
+  'machines/node-0/kubelet': ['system:node:node-0', 'https://server.kubernetes.local:6443', 'machines/node-0/kubelet'],
+  'machines/node-1/kubelet': ['system:node:node-1', 'https://server.kubernetes.local:6443', 'machines/node-1/kubelet'],
   'kube-proxy': ['system:kube-proxy', 'https://server.kubernetes.local:6443', 'kube-proxy'],
   'kube-controller-manager': ['system:kube-controller-manager', 'https://server.kubernetes.local:6443', 'kube-controller-manager'],
   'kube-scheduler': ['system:kube-scheduler', 'https://server.kubernetes.local:6443', 'kube-scheduler'],
@@ -78,7 +78,7 @@ describe('hardway kubeconfigs after a change', () => {
     writeFileSync(p.machines, EXAMPLE_MACHINES.replace('10.240.0.21 ', '10.240.0.99 '));
     expect((await hardway(p, 'certs')).code).toBe(0);
     const run = await hardway(p, 'kubeconfigs');
-    expect(named(run, 'written')).toEqual(['pki/node-1.kubeconfig']);
+    expect(named(run, 'written')).toEqual(['pki/machines/node-1/kubelet.kubeconfig']);
   });
 
   it('a kubeconfig left too open is narrowed to 0600 and the run says so', async () => {
@@ -106,7 +106,7 @@ describe('hardway kubeconfigs after a change', () => {
     const before = snapshot(p.dir);
     const run = await hardway(p, 'kubeconfigs');
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('node-0 (SANs changed: +IP:10.240.0.98 -IP:10.240.0.20)');
+    expect(run.stderr).toContain('node-0/kubelet (SANs changed: +IP:10.240.0.98 -IP:10.240.0.20)');
     expect(run.stderr).toContain('kube-proxy (certificate missing)');
     expect(snapshot(p.dir)).toEqual(before);
   });

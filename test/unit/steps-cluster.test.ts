@@ -27,7 +27,7 @@ describe('distribute placements', () => {
       const froms = placements(inv, w).map((p) => p.from);
       expect(froms).not.toContain(PKI.ca.key);
       expect(froms).not.toContain(PKI.etcdCa.key);
-      expect(froms.filter((f) => f.endsWith('.key'))).toEqual([PKI.key(w.hostname)]);
+      expect(froms.filter((f) => f.endsWith('.key'))).toEqual([PKI.machine(w.hostname, 'kubelet').key]);
     }
   });
 
