@@ -25,6 +25,18 @@ export interface SshSettings {
   configFile?: string;
 }
 
+/** containerd settings that some hosts need (see README: cluster.yaml). */
+export interface ContainerdSettings {
+  /** restrict_oom_score_adj in the CRI plugin: for hosts where no process may lower its oom_score_adj. */
+  restrictOomScoreAdj: boolean;
+}
+
+/** kube-proxy settings that some hosts need. */
+export interface KubeProxySettings {
+  /** conntrack.maxPerCore of KubeProxyConfiguration (0: leave the kernel's limit alone); unset: kube-proxy's default. */
+  conntrackMaxPerCore?: number;
+}
+
 /** Every cluster-wide setting, defaults filled in. */
 export interface ClusterSettings {
   clusterCidr: string;
@@ -37,6 +49,10 @@ export interface ClusterSettings {
   renewBeforeDays: number;
   versions: Record<Component, string>;
   ssh: SshSettings;
+  /** The pod sandbox (pause) image containerd runs; unset: containerd's own default. */
+  sandboxImage?: string;
+  containerd: ContainerdSettings;
+  kubeProxy: KubeProxySettings;
 }
 
 /** The KTHW defaults (stable releases where the tutorial used pre-releases). */
@@ -59,6 +75,8 @@ export function defaultSettings(): ClusterSettings {
       crictl: 'v1.32.0',
     },
     ssh: { user: 'root', port: 22, knownHosts: 'known_hosts' },
+    containerd: { restrictOomScoreAdj: false },
+    kubeProxy: {},
   };
 }
 
@@ -93,6 +111,23 @@ const portRange: Check = (v, say) => {
     say(`expected a port range like 30000-32767, got ${JSON.stringify(v)}`);
   return v;
 };
+const bool: Check = (v, say) => {
+  if (typeof v !== 'boolean') say(`expected true or false, got ${JSON.stringify(v)}`);
+  return v;
+};
+// An image reference as containerd parses it: [registry[:port]/]path[:tag][@algorithm:digest].
+const IMAGE_PART = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const REGISTRY_PART = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+const IMAGE_REF = new RegExp(
+  `^(?:${REGISTRY_PART}(?:\\.${REGISTRY_PART})*(?::[0-9]{1,5})?/)?${IMAGE_PART}(?:/${IMAGE_PART})*` +
+    '(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,})?$',
+);
+const imageRef: Check = (v, say) => {
+  if (typeof v !== 'string' || v.length > 255 || !IMAGE_REF.test(v))
+    say(`expected an image reference like registry.k8s.io/pause:3.6, got ${JSON.stringify(v)}`,
+      'lower-case repository path, optional registry[:port]/ in front, :tag and/or @sha256:digest after');
+  return v;
+};
 const oneOf =
   (choices: readonly string[]): Check =>
   (v, say) => {
@@ -101,7 +136,7 @@ const oneOf =
     return v;
   };
 
-const TOP: Record<string, Check | 'versions' | 'ssh'> = {
+const TOP: Record<string, Check | 'versions' | 'ssh' | 'section'> = {
   clusterCidr: cidr,
   serviceCidr: cidr,
   clusterDomain: str(DNS_NAME, 'a DNS domain like cluster.local'),
@@ -112,6 +147,14 @@ const TOP: Record<string, Check | 'versions' | 'ssh'> = {
   renewBeforeDays: int(0, 3650),
   versions: 'versions',
   ssh: 'ssh',
+  sandboxImage: imageRef,
+  containerd: 'section',
+  kubeProxy: 'section',
+};
+/** The keys of each plain mapping section (TOP entries marked 'section'). */
+const SECTIONS: Record<'containerd' | 'kubeProxy', Record<string, Check>> = {
+  containerd: { restrictOomScoreAdj: bool },
+  kubeProxy: { conntrackMaxPerCore: int(0, 2147483647) },
 };
 const VERSION = str(/^v?\d+\.\d+\.\d+([-+][A-Za-z0-9.-]+)?$/, 'a version like v1.32.3');
 const SSH: Record<keyof SshSettings, Check> = {
@@ -184,6 +227,12 @@ export function parseClusterSettings(text: string, file: string): ClusterSetting
           v,
           l,
         );
+      });
+    } else if (check === 'section') {
+      const fields = SECTIONS[key as keyof typeof SECTIONS];
+      const target = settings[key as keyof typeof SECTIONS] as Record<string, unknown>;
+      each(mapOrFail(pair.value, key, line), Object.keys(fields), ` under ${key}`, (k, v, _p, l) => {
+        target[k] = validate(fields[k]!, `${key}.${k}`, v, l);
       });
     } else {
       (settings as unknown as Record<string, unknown>)[key] = validate(check, key, value, line);

@@ -7,6 +7,7 @@ import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
 import type { StepOptions } from '../engine/types.ts';
 import { STEPS, type StepEntry } from '../steps/index.ts';
+import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { COMMAND_STEPS, PREPARES_PKI } from './step-lists.ts';
 import { preparePki } from './prepare-pki.ts';
 import { COMMANDS } from './index.ts';
@@ -83,6 +84,14 @@ async function runRemote(name: string, stepNames: readonly string[], ctx: CliCon
   }
   const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
   const selected = selectMachines(inventory, v.node as string[] | undefined);
+  // An unsupported Kubernetes release is an input error before any machine is touched, not a
+  // failure of each step that renders. (An unreadable downloads/manifest.json is left to the steps
+  // that read it: pin-hosts or verify do not need it.)
+  try {
+    kubernetesToRender(inventory);
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+  }
   const options: StepOptions = {
     dryRun: v['dry-run'] === true,
     verbose: v.verbose === true,

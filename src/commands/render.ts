@@ -6,6 +6,7 @@ import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { InputError } from '../errors.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { renderMachine } from '../render/machine.ts';
+import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { containerdRenderOptions } from '../steps/support/worker-render.ts';
 
 /** Renders the selected machines' files into DIR/<hostname>/<path on the machine>. */
@@ -20,6 +21,8 @@ export const renderCommand: CliCommand = {
     'template (replacing an earlier block, keeping every other line); they are not installed as files.',
     'Worker files use the containerd in downloads/ (else the version in cluster.yaml), as',
     'bootstrap-workers does, and /etc/resolv.conf (the step uses systemd-resolved\'s file where it runs).',
+    'Every file fits the Kubernetes release of the server binaries in downloads/ (else versions.kubernetes',
+    'in cluster.yaml), as the steps do; the first line says which release and where it came from.',
   ].join('\n'),
   options: {
     ...INVENTORY_OPTIONS,
@@ -34,7 +37,10 @@ export const renderCommand: CliCommand = {
     const machines = selectMachines(inv, values.node as string[] | undefined);
     const out = resolve(cwd, values.out);
     // Render everything before writing anything, so a template error leaves DIR untouched.
-    const rendered = machines.map((m) => ({ machine: m, files: renderMachine(inv, m, containerdRenderOptions(inv)) }));
+    const kubernetes = kubernetesToRender(inv);
+    const opts = { ...containerdRenderOptions(inv), kubernetes };
+    const rendered = machines.map((m) => ({ machine: m, files: renderMachine(inv, m, opts) }));
+    say(stdout, `Kubernetes ${kubernetes.version} (from ${kubernetes.from})`);
     for (const { machine, files } of rendered) {
       const root = join(out, machine.hostname);
       for (const f of files) {

@@ -2,6 +2,7 @@
 // scheduler units, and the scheduler's and audit configuration.
 import type { Inventory, Machine } from '../inventory.ts';
 import { ANY, SERVER } from '../layout.ts';
+import type { KubernetesDifferences } from './kubernetes-version.ts';
 import type { TemplateSet } from './templates.ts';
 import type { RenderedFile } from './types.ts';
 
@@ -26,8 +27,8 @@ export function etcdServers(inv: Inventory, machine: Machine): string {
   return ['https://127.0.0.1:2379', ...others.map((m) => `https://${m.ip}:2379`)].join(',');
 }
 
-/** Every file a control-plane machine gets from rendering (hosts and routes aside). */
-export function renderControlPlane(inv: Inventory, machine: Machine, templates: TemplateSet): RenderedFile[] {
+/** Every file a control-plane machine gets from rendering (hosts and routes aside), for that Kubernetes release. */
+export function renderControlPlane(inv: Inventory, machine: Machine, templates: TemplateSet, k8s: KubernetesDifferences): RenderedFile[] {
   const values = {
     SERVER,
     machine,
@@ -42,6 +43,7 @@ export function renderControlPlane(inv: Inventory, machine: Machine, templates: 
       admissionPlugins: ADMISSION_PLUGINS.join(','),
       issuer: inv.apiServerUrl,
     },
+    scheduler: { configVersion: k8s.schedulerConfigVersion },
   };
   const unit = (name: string, step: RenderedFile['step']): RenderedFile => ({
     path: `${ANY.units}/${name}.service`,

@@ -20,8 +20,21 @@ export interface RenderedFile {
   mergeInto?: string;
 }
 
+/** The Kubernetes release to render for, and where that was read (named in errors and by `hardway render`). */
+export interface KubernetesChoice {
+  /** As recorded, e.g. 'v1.20.2'. */
+  version: string;
+  /** e.g. 'downloads/manifest.json' or 'versions.kubernetes in cluster.yaml'. */
+  from: string;
+}
+
 /** Per-machine facts that the installing step detects and rendering cannot know. */
 export interface RenderOptions {
+  /**
+   * The Kubernetes release the machines get (see steps/support/kubernetes-version.ts, which reads
+   * downloads/); default settings.versions.kubernetes.
+   */
+  kubernetes?: KubernetesChoice;
   /** Major version of the containerd on the machine; default from settings.versions.containerd. */
   containerdMajor?: number;
   /**

@@ -3,6 +3,7 @@
 import { InputError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { ANY, WORKER } from '../layout.ts';
+import type { KubernetesDifferences } from './kubernetes-version.ts';
 import type { TemplateSet } from './templates.ts';
 import type { RenderedFile, RenderOptions } from './types.ts';
 
@@ -24,10 +25,20 @@ export function kubeletResolvConf(opts: RenderOptions): string {
   return file;
 }
 
-/** Every file a worker gets from rendering (hosts and routes aside). */
-export function renderWorker(inv: Inventory, machine: Machine, templates: TemplateSet, opts: RenderOptions): RenderedFile[] {
+/** Where the kubelet reaches containerd's CRI service. */
+export const CONTAINERD_ENDPOINT = 'unix:///var/run/containerd/containerd.sock';
+
+/** Every file a worker gets from rendering (hosts and routes aside), for that Kubernetes release. */
+export function renderWorker(
+  inv: Inventory,
+  machine: Machine,
+  templates: TemplateSet,
+  opts: RenderOptions,
+  k8s: KubernetesDifferences,
+): RenderedFile[] {
   const ctr = containerdVersion(inv, opts);
   const binDirs = ctr.major > 2 || (ctr.major === 2 && ctr.minor >= 1);
+  const { sandboxImage, containerd, kubeProxy } = inv.settings;
   const values = {
     WORKER,
     machine,
@@ -36,6 +47,22 @@ export function renderWorker(inv: Inventory, machine: Machine, templates: Templa
     cni: binDirs
       ? { binDirKey: 'bin_dirs', binDirValue: `['${WORKER.cniBin}']` }
       : { binDirKey: 'bin_dir', binDirValue: `'${WORKER.cniBin}'` },
+    kubelet: {
+      runtimeEndpoint: CONTAINERD_ENDPOINT,
+      runtimeFlags: k8s.kubeletRuntimeFlags,
+      runtimeEndpointField: !k8s.kubeletRuntimeFlags,
+      registerNodeField: k8s.kubeletRegisterNodeField,
+    },
+    // Unset keys render nothing, so containerd keeps its own defaults.
+    cri: {
+      section: sandboxImage !== undefined || containerd.restrictOomScoreAdj,
+      sandboxImage: sandboxImage ?? false,
+      restrictOomScoreAdj: containerd.restrictOomScoreAdj,
+    },
+    kubeProxy: {
+      conntrack: kubeProxy.conntrackMaxPerCore !== undefined,
+      conntrackMaxPerCore: kubeProxy.conntrackMaxPerCore ?? 0,
+    },
   };
   const file = (path: string, template: string, services: string[]): RenderedFile => ({
     path,

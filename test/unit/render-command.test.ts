@@ -31,7 +31,8 @@ describe('hardway render', () => {
     expect(run.code).toBe(0);
     expect(readdirSync(join(dir, 'out')).sort()).toEqual(['node-0', 'node-1', 'node-10', 'server']);
     const lines = run.stdout.trim().split('\n');
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(5);
+    expect(lines[0]).toBe('Kubernetes v1.32.3 (from versions.kubernetes in cluster.yaml)');
     for (const host of ['server', 'node-0', 'node-1', 'node-10']) {
       const files = tree(join(dir, 'out', host));
       expect(lines).toContain(`${host}: ${files.length} files in ${join(dir, 'out', host)}`);
@@ -83,6 +84,31 @@ describe('hardway render', () => {
         source: { kind: 'debian', package: 'containerd', packageVersion: '1.6.20~ds1-1+deb12u3', arch: 'amd64', debSha256: '0'.repeat(64), debFile: 'x.deb' } }],
     }));
     expect(await config()).toMatch(/^version = 2$/m);
+    rmSync(project, { recursive: true, force: true });
+  });
+
+  it('renders for the Kubernetes release of the server binaries in downloads/, and says so; refuses an unsupported one', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'hardway-render-k8s-'));
+    writeFileSync(join(project, 'machines.txt'), MACHINES);
+    mkdirSync(join(project, 'downloads'), { recursive: true });
+    const manifest = (version: string) => writeFileSync(join(project, 'downloads/manifest.json'), JSON.stringify({
+      schema: 1, source: 'debian', arch: 'amd64', missing: [],
+      files: ['controller/kube-apiserver', 'controller/kube-scheduler', 'worker/kubelet', 'client/kubectl'].map((path) => ({
+        path, sha256: '0'.repeat(64), component: 'kubernetes', version: path === 'client/kubectl' ? '1.20.5+really1.20.2-1.1' : version,
+        source: { kind: 'debian-source', package: 'kubernetes', packageVersion: '1.20.5+really1.20.2-1.1', dscSha256: '0'.repeat(64), builtWith: 'go1.19.8' },
+      })),
+    }));
+    manifest('v1.20.2');
+    const run = await runCli(['render', '--out', 'out'], project);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.split('\n')[0]).toBe('Kubernetes v1.20.2 (from downloads/manifest.json)');
+    expect(readFileSync(join(project, 'out/server/etc/kubernetes/config/kube-scheduler.yaml'), 'utf8')).toContain('kubescheduler.config.k8s.io/v1beta1\n');
+    expect(readFileSync(join(project, 'out/node-0/etc/systemd/system/kubelet.service'), 'utf8')).toContain('--container-runtime=remote');
+    manifest('v1.19.16');
+    const bad = await runCli(['render', '--out', 'bad'], project);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('Kubernetes "v1.19.16" (from downloads/manifest.json) is not supported: hardway renders for Kubernetes 1.20 to 1.32');
+    expect(readdirSync(project)).not.toContain('bad');
     rmSync(project, { recursive: true, force: true });
   });
 

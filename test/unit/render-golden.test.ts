@@ -1,25 +1,50 @@
 // Golden files: every file rendered for the example machines.txt (server, node-0, node-1), byte for
-// byte, under test/golden/<hostname>/<path on the machine>. After an intended change, regenerate
-// them with `UPDATE_GOLDEN=1 npx vitest run test/unit/render-golden.test.ts` and review the diff.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// byte, per supported Kubernetes release: test/golden/<hostname>/<path on the machine> for today's
+// default (v1.32, checked against upstream line by line), test/golden-v1.20/... for v1.20.2 as the
+// lab builds it (server binaries from Debian's source package, Debian's containerd 1.6, and the
+// cluster.yaml keys of test/fixtures/kubernetes-v1.20). After an intended change, regenerate them
+// with `UPDATE_GOLDEN=1 npx vitest run test/unit/render-golden.test.ts` and review the diff.
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { defaultSettings } from '../../src/cluster-settings.ts';
-import { parseInventory } from '../../src/inventory.ts';
-import { renderMachine } from '../../src/render/machine.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { defaultSettings, loadClusterSettings } from '../../src/cluster-settings.ts';
+import { parseInventory, type Inventory } from '../../src/inventory.ts';
+import { SUPPORTED_KUBERNETES } from '../../src/render/kubernetes-version.ts';
+import { renderMachine, type RenderOptions } from '../../src/render/machine.ts';
+import { kubernetesToRender } from '../../src/steps/support/kubernetes-version.ts';
+import { containerdRenderOptions } from '../../src/steps/support/worker-render.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const GOLDEN = join(ROOT, 'test/golden');
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
-
-// The repository's example inventory with default settings (a local cluster.yaml must not leak in).
 const machinesFile = join(ROOT, 'machines.txt');
-const inv = parseInventory(readFileSync(machinesFile, 'utf8'), defaultSettings(), {
-  file: machinesFile,
-  dir: ROOT,
-  clusterFile: join(ROOT, 'cluster.yaml'),
-});
+const V120 = join(ROOT, 'test/fixtures/kubernetes-v1.20');
+
+// v1.20's project: the fixture downloads/manifest.json in a directory of its own (downloads/ is
+// git-ignored, so the fixture keeps it as a plain file).
+const v120Project = mkdtempSync(join(tmpdir(), 'hardway-golden-v1.20-'));
+mkdirSync(join(v120Project, 'downloads'));
+copyFileSync(join(V120, 'manifest.json'), join(v120Project, 'downloads/manifest.json'));
+afterAll(() => rmSync(v120Project, { recursive: true, force: true }));
+
+function exampleInventory(dir: string, settings = defaultSettings()): Inventory {
+  return parseInventory(readFileSync(machinesFile, 'utf8'), settings, { file: machinesFile, dir, clusterFile: join(dir, 'cluster.yaml') });
+}
+
+interface GoldenSet {
+  minor: number;
+  golden: string;
+  inv: Inventory;
+  /** What `hardway render` would pass (the default set passes nothing: the repository's own downloads/ must not leak in). */
+  opts: () => RenderOptions;
+}
+const v120Inv = exampleInventory(v120Project, loadClusterSettings(join(V120, 'cluster.yaml')));
+const SETS: GoldenSet[] = [
+  // The repository's example inventory with default settings (a local cluster.yaml must not leak in).
+  { minor: 32, golden: join(ROOT, 'test/golden'), inv: exampleInventory(ROOT), opts: () => ({}) },
+  { minor: 20, golden: join(ROOT, 'test/golden-v1.20'), inv: v120Inv, opts: () => ({ ...containerdRenderOptions(v120Inv), kubernetes: kubernetesToRender(v120Inv) }) },
+];
 
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -29,34 +54,55 @@ function filesUnder(dir: string): string[] {
     .sort();
 }
 
-describe('golden files for the example machines.txt', () => {
-  it('covers server, node-0 and node-1', () => {
-    expect(inv.machines.map((m) => m.hostname)).toEqual(['server', 'node-0', 'node-1']);
+it('there is a golden set for each minor SUPPORTED_KUBERNETES says has one', () => {
+  expect(SETS.map((s) => s.minor).sort()).toEqual([...SUPPORTED_KUBERNETES.goldenMinors].sort());
+});
+
+for (const set of SETS) {
+  describe(`golden files for the example machines.txt, Kubernetes 1.${set.minor} (${relative(ROOT, set.golden)})`, () => {
+    it('covers server, node-0 and node-1', () => {
+      expect(set.inv.machines.map((m) => m.hostname)).toEqual(['server', 'node-0', 'node-1']);
+    });
+
+    for (const machine of set.inv.machines) {
+      it(`${machine.hostname}: every rendered file equals its golden file, and no golden file is stale`, () => {
+        const dir = join(set.golden, machine.hostname);
+        const files = renderMachine(set.inv, machine, set.opts());
+        if (UPDATE) {
+          rmSync(dir, { recursive: true, force: true });
+          for (const f of files) {
+            mkdirSync(dirname(join(dir, f.path)), { recursive: true });
+            writeFileSync(join(dir, f.path), f.content);
+          }
+        }
+        expect(filesUnder(dir)).toEqual(files.map((f) => f.path).sort());
+        for (const f of files) {
+          expect(f.content, `${machine.hostname}${f.path}`).toBe(readFileSync(join(dir, f.path), 'utf8'));
+        }
+      });
+    }
+
+    it('shows each worker its own pod subnet in the CNI and kubelet configs', () => {
+      const golden = (host: string, path: string) => readFileSync(join(set.golden, host, path), 'utf8');
+      expect(golden('node-0', 'etc/cni/net.d/10-bridge.conf')).toContain('"subnet": "10.200.0.0/24"');
+      expect(golden('node-0', 'var/lib/kubelet/kubelet-config.yaml')).toContain('podCIDR: "10.200.0.0/24"');
+      expect(golden('node-1', 'etc/cni/net.d/10-bridge.conf')).toContain('"subnet": "10.200.1.0/24"');
+      expect(golden('node-1', 'var/lib/kubelet/kubelet-config.yaml')).toContain('podCIDR: "10.200.1.0/24"');
+    });
+  });
+}
+
+describe('the v1.20 golden set is rendered as the lab renders it', () => {
+  it('takes v1.20.2 from the server binaries of downloads/manifest.json, and containerd 1.6 from it too', () => {
+    expect(kubernetesToRender(v120Inv)).toEqual({ version: 'v1.20.2', from: 'downloads/manifest.json' });
+    expect(containerdRenderOptions(v120Inv)).toEqual({ containerdMajor: 1, containerdMinor: 6 });
   });
 
-  for (const machine of inv.machines) {
-    it(`${machine.hostname}: every rendered file equals its golden file, and no golden file is stale`, () => {
-      const dir = join(GOLDEN, machine.hostname);
-      const files = renderMachine(inv, machine);
-      if (UPDATE) {
-        rmSync(dir, { recursive: true, force: true });
-        for (const f of files) {
-          mkdirSync(dirname(join(dir, f.path)), { recursive: true });
-          writeFileSync(join(dir, f.path), f.content);
-        }
-      }
-      expect(filesUnder(dir)).toEqual(files.map((f) => f.path).sort());
-      for (const f of files) {
-        expect(f.content, `${machine.hostname}${f.path}`).toBe(readFileSync(join(dir, f.path), 'utf8'));
-      }
+  it('carries the lab\'s cluster.yaml keys', () => {
+    expect(v120Inv.settings).toMatchObject({
+      sandboxImage: 'registry.k8s.io/pause:3.6',
+      containerd: { restrictOomScoreAdj: true },
+      kubeProxy: { conntrackMaxPerCore: 0 },
     });
-  }
-
-  it('shows each worker its own pod subnet in the CNI and kubelet configs', () => {
-    const golden = (host: string, path: string) => readFileSync(join(GOLDEN, host, path), 'utf8');
-    expect(golden('node-0', 'etc/cni/net.d/10-bridge.conf')).toContain('"subnet": "10.200.0.0/24"');
-    expect(golden('node-0', 'var/lib/kubelet/kubelet-config.yaml')).toContain('podCIDR: "10.200.0.0/24"');
-    expect(golden('node-1', 'etc/cni/net.d/10-bridge.conf')).toContain('"subnet": "10.200.1.0/24"');
-    expect(golden('node-1', 'var/lib/kubelet/kubelet-config.yaml')).toContain('podCIDR: "10.200.1.0/24"');
   });
 });

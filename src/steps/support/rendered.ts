@@ -2,9 +2,13 @@
 import type { DesiredFile } from '../../engine/desired.ts';
 import type { Inventory, Machine } from '../../inventory.ts';
 import { renderMachine, type RenderedFile, type RenderOptions } from '../../render/machine.ts';
+import { kubernetesToRender } from './kubernetes-version.ts';
 import type { ServiceInput } from './services.ts';
 
-/** Rendered files for one step (whole files only; marked blocks are merged by pin-hosts). */
+/**
+ * Rendered files for one step (whole files only; marked blocks are merged by pin-hosts), for the
+ * Kubernetes release in downloads/ (kubernetesToRender) unless `opts` names one.
+ */
 export function renderedFor(
   inv: Inventory,
   machine: Machine,
@@ -12,7 +16,7 @@ export function renderedFor(
   opts: RenderOptions = {},
   filter: (f: RenderedFile) => boolean = () => true,
 ): { files: DesiredFile[]; inputs: ServiceInput[] } {
-  const rendered = renderMachine(inv, machine, opts).filter((f) => f.step === step && f.mergeInto === undefined && filter(f));
+  const rendered = renderMachine(inv, machine, { kubernetes: kubernetesToRender(inv), ...opts }).filter((f) => f.step === step && f.mergeInto === undefined && filter(f));
   return {
     files: rendered.map((f) => ({ path: f.path, content: Buffer.from(f.content), mode: f.mode })),
     inputs: rendered.map((f) => ({ path: f.path, services: f.services })),
