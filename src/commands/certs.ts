@@ -3,7 +3,9 @@ import { resolve } from 'node:path';
 import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { checkCertificates, formatCheck } from '../certs/check.ts';
 import { ensureCertificates } from '../certs/ensure.ts';
-import { loadInventory } from '../inventory.ts';
+import { withRunLock } from '../engine/lock.ts';
+import { loadInventory, type Inventory } from '../inventory.ts';
+import type { Writable } from 'node:stream';
 
 /** Creates the CAs once, then issues or reissues exactly the certificates that no longer match the inventory. */
 export const certsCommand: CliCommand = {
@@ -17,12 +19,17 @@ export const certsCommand: CliCommand = {
   options: { ...INVENTORY_OPTIONS },
   async run({ values, stdout, stderr, cwd }) {
     const inv = loadInventory(resolve(cwd, values.machines as string));
-    const report = await ensureCertificates(inv, new Date());
-    for (const line of report.lines) say(stdout, line);
-    for (const w of report.warnings) say(stderr, `warning: ${w}`);
-    return 0;
+    return withRunLock(inv.dir, 'certs', () => makeCertificates(inv, { stdout, stderr }));
   },
 };
+
+/** What `hardway certs` does once it holds the project's lock (`up` runs it under its own). */
+export async function makeCertificates(inv: Inventory, io: { stdout: Writable; stderr: Writable }): Promise<number> {
+  const report = await ensureCertificates(inv, new Date());
+  for (const line of report.lines) say(io.stdout, line);
+  for (const w of report.warnings) say(io.stderr, `warning: ${w}`);
+  return 0;
+}
 
 /** Read-only check of every certificate: chain, key, subject, names, expiry. Exit 1 on any problem. */
 export const certsCheckCommand: CliCommand = {

@@ -4,9 +4,11 @@ import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { checkCertificates } from '../certs/check.ts';
 import { assertDistinctFiles, identitiesFor } from '../certs/identities.ts';
 import { kubeconfigsFor, renderKubeconfig } from '../certs/kubeconfig.ts';
-import { ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writeAtomic } from '../certs/pki-files.ts';
+import { ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writePkiFile } from '../certs/pki-files.ts';
 import { FailureError } from '../errors.ts';
-import { loadInventory } from '../inventory.ts';
+import { withRunLock } from '../engine/lock.ts';
+import { loadInventory, type Inventory } from '../inventory.ts';
+import type { Writable } from 'node:stream';
 import { PKI } from '../layout.ts';
 
 /** Writes each kubeconfig whose content differs from what is there; keeps the rest byte for byte. */
@@ -21,37 +23,42 @@ export const kubeconfigsCommand: CliCommand = {
   options: { ...INVENTORY_OPTIONS },
   async run({ values, stdout, cwd }) {
     const inv = loadInventory(resolve(cwd, values.machines as string));
-    const specs = kubeconfigsFor(inv);
-    assertDistinctFiles(identitiesFor(inv), specs);
-    // Embed only certificates that are there and still match the inventory.
-    const needed = new Set(['ca', ...specs.map((s) => s.identity)]);
-    const bad = checkCertificates(inv, new Date()).certificates.filter((c) => needed.has(c.name) && !c.ok);
-    if (bad.length === needed.size && bad.every((c) => c.problems.includes('certificate missing'))) {
-      throw new FailureError(`the kubeconfigs embed the certificates, and ${PKI.dir}/ has none yet`, 'run hardway certs');
-    }
-    if (bad.length > 0) {
-      throw new FailureError(
-        `the kubeconfigs need certificates that are missing or out of date: ${bad.map((c) => `${c.name} (${c.problems.join('; ')})`).join(', ')}`,
-        'run hardway certs',
-      );
-    }
-    const at = (p: string) => join(inv.dir, p);
-    const caPem = readOptional(at(PKI.ca.crt))!;
-    const dirNote = ensurePkiDir(inv.dir);
-    if (dirNote) say(stdout, dirNote);
-    for (const spec of specs) {
-      const text = renderKubeconfig(spec, {
-        caPem, certPem: readOptional(at(spec.certificate.crt))!, keyPem: readOptional(at(spec.certificate.key))!,
-      });
-      if (readOptional(at(spec.file)) === text) {
-        say(stdout, `kept ${spec.file}`);
-        const note = narrowMode(at(spec.file), SECRET_MODE, spec.file);
-        if (note) say(stdout, note);
-      } else {
-        writeAtomic(at(spec.file), text, SECRET_MODE);
-        say(stdout, `written ${spec.file}`);
-      }
-    }
-    return 0;
+    return withRunLock(inv.dir, 'kubeconfigs', () => writeKubeconfigs(inv, stdout));
   },
 };
+
+/** What `hardway kubeconfigs` does once it holds the project's lock (`up` runs it under its own). */
+export async function writeKubeconfigs(inv: Inventory, stdout: Writable): Promise<number> {
+  const specs = kubeconfigsFor(inv);
+  assertDistinctFiles(identitiesFor(inv), specs);
+  // Embed only certificates that are there and still match the inventory.
+  const needed = new Set(['ca', ...specs.map((s) => s.identity)]);
+  const bad = checkCertificates(inv, new Date()).certificates.filter((c) => needed.has(c.name) && !c.ok);
+  if (bad.length === needed.size && bad.every((c) => c.problems.includes('certificate missing'))) {
+    throw new FailureError(`the kubeconfigs embed the certificates, and ${PKI.dir}/ has none yet`, 'run hardway certs');
+  }
+  if (bad.length > 0) {
+    throw new FailureError(
+      `the kubeconfigs need certificates that are missing or out of date: ${bad.map((c) => `${c.name} (${c.problems.join('; ')})`).join(', ')}`,
+      'run hardway certs',
+    );
+  }
+  const at = (p: string) => join(inv.dir, p);
+  const caPem = readOptional(at(PKI.ca.crt))!;
+  const dirNote = ensurePkiDir(inv.dir);
+  if (dirNote) say(stdout, dirNote);
+  for (const spec of specs) {
+    const text = renderKubeconfig(spec, {
+      caPem, certPem: readOptional(at(spec.certificate.crt))!, keyPem: readOptional(at(spec.certificate.key))!,
+    });
+    if (readOptional(at(spec.file)) === text) {
+      say(stdout, `kept ${spec.file}`);
+      const note = narrowMode(at(spec.file), SECRET_MODE, spec.file);
+      if (note) say(stdout, note);
+    } else {
+      writePkiFile(inv.dir, spec.file, text, SECRET_MODE);
+      say(stdout, `written ${spec.file}`);
+    }
+  }
+  return 0;
+}

@@ -5,6 +5,7 @@ import { INVENTORY_OPTIONS, type CliCommand, type CliContext, type OptionSpec } 
 import { FailureError, InputError, isExpectedError } from '../errors.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
+import { withRunLock } from '../engine/lock.ts';
 import type { StepOptions } from '../engine/types.ts';
 import { STEPS, type StepEntry } from '../steps/index.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
@@ -99,11 +100,14 @@ async function runRemote(name: string, stepNames: readonly string[], ctx: CliCon
     concurrency,
     values: v,
   };
-  if (PREPARES_PKI.has(name) && !options.dryRun) await preparePki(ctx, v.json === true ? ctx.stderr : ctx.stdout);
-  const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
-  const connectors = (deps.connectors ?? sshConnectors)(ctx, inventory);
-  const { code } = await runSession({ command: name, steps, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors });
-  return code;
+  // One lock for the whole run: pki/ is made and sent with no other run changing it in between.
+  return withRunLock(inventory.dir, name, async () => {
+    if (PREPARES_PKI.has(name) && !options.dryRun) await preparePki(inventory, v.json === true ? ctx.stderr : ctx.stdout);
+    const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
+    const connectors = (deps.connectors ?? sshConnectors)(ctx, inventory);
+    const { code } = await runSession({ command: name, steps, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors, lockHeld: true });
+    return code;
+  });
 }
 
 /** The real transports: SSH to machines (shared known_hosts), and the local transport for the jumpbox. */

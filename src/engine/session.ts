@@ -28,11 +28,13 @@ export interface SessionRequest {
   stderr: Writable;
   env: NodeJS.ProcessEnv;
   connectors: Connectors;
+  /** True when the caller already holds the project's lock (a command that first writes pki/ under it). */
+  lockHeld?: boolean;
 }
 
 /** Runs the steps under the project's lock and returns the exit code (0 all good, 1 a step failed). */
 export async function runSession(req: SessionRequest): Promise<{ code: number; result: RunResult; logFile: string }> {
-  const lock = acquireRunLock(req.inventory.dir, req.command);
+  const lock = req.lockHeld ? undefined : acquireRunLock(req.inventory.dir, req.command);
   const redactor = new Redactor();
   const runLog = openRunLog(req.inventory.dir, req.command, redactor);
   // With --json, stdout carries only the JSON object; progress goes to stderr.
@@ -60,6 +62,6 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
   } finally {
     await pool?.closeAll();
     runLog.close();
-    lock.release();
+    lock?.release();
   }
 }
