@@ -58,7 +58,8 @@ export interface KubernetesDifferences {
   /**
    * The kubelet reaches containerd through `--container-runtime=remote --container-runtime-endpoint`
    * (before 1.27; 1.27 removed --container-runtime), else through the config field
-   * containerRuntimeEndpoint (new in 1.27; older kubelets ignore it and fall back to dockershim).
+   * containerRuntimeEndpoint (new in 1.27; older kubelets ignore it: 1.20 then falls back to
+   * dockershim and fails with "Cannot connect to the Docker daemon").
    */
   kubeletRuntimeFlags: boolean;
   /** KubeletConfiguration has `registerNode` (from 1.23; the flag's default, true, applies before). */
