@@ -7,7 +7,7 @@ import { FailureError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import { assertDistinctFiles, caIdentities, identitiesFor, profileOf, type CaIdentity, type CaName, type Identity } from './identities.ts';
-import { inspect } from './inspect.ts';
+import { inspect, untilText } from './inspect.ts';
 import { issueCertificate } from './issue.ts';
 import { generateKey, keyFromPem, type KeyPair } from './keys.ts';
 import { kubeconfigsFor } from './kubeconfig.ts';
@@ -34,7 +34,7 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
   const cas = caIdentities();
   // Read and judge both CAs before touching anything: a broken CA is an error that changes nothing.
   const existing = new Map<CaName, ExistingCa>(cas.flatMap((ca) => {
-    const found = existingCa(ca, readOptional(at(ca.files.crt)), readOptional(at(ca.files.key)));
+    const found = existingCa(ca, readOptional(at(ca.files.crt)), readOptional(at(ca.files.key)), now);
     return found ? [[ca.name, found] as const] : [];
   }));
   const ids = identitiesFor(inv);
@@ -103,7 +103,7 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
 }
 
 /** A CA found in pki/, or undefined if neither file exists; a half or mismatched CA is an error. */
-function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string | undefined): ExistingCa | undefined {
+function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string | undefined, now: Date): ExistingCa | undefined {
   if (crtPem === undefined && keyPem === undefined) return undefined;
   const restore = `restore it from your backup; hardway never replaces a CA because every certificate, kubeconfig and running component trusts it (to start over on purpose, move ${ca.files.crt} and ${ca.files.key} away)`;
   if (keyPem === undefined) throw new FailureError(`${ca.files.crt} exists but ${ca.files.key} is missing; nothing was changed`, restore);
@@ -126,6 +126,14 @@ function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string |
   // A leaf in the CA's place (as a machine named "ca" made of it before pki/machines/) must not sign anything.
   if (!cert.ca) {
     throw new FailureError(`${ca.files.crt} is not a CA certificate (it says ${cert.subject.split('\n').join(', ')}, CA:FALSE); nothing was changed`, restore);
+  }
+  // Signing with it would make certificates no TLS peer accepts yet; replacing it would break trust.
+  const validFrom = new Date(cert.validFrom);
+  if (validFrom.getTime() > now.getTime()) {
+    throw new FailureError(
+      `${ca.files.crt} is not valid yet: valid from ${validFrom.toISOString()} (${untilText(validFrom, now)}); nothing was changed`,
+      `check this machine's clock (it says ${now.toISOString()}); hardway never replaces a CA, since every certificate, kubeconfig and running component trusts it: once the clock is right, run it again`,
+    );
   }
   return { pem: crtPem, cert, key };
 }

@@ -10,7 +10,7 @@ import { algorithmOf } from './keys.ts';
 /** One way in which a certificate differs from what it must be. */
 export interface Difference {
   kind: 'missing' | 'key-missing' | 'unreadable' | 'key-unreadable' | 'subject' | 'sans' | 'usages' | 'ca-flag'
-    | 'issuer' | 'algorithm' | 'key-mismatch';
+    | 'issuer' | 'algorithm' | 'key-mismatch' | 'not-yet-valid';
   /** For people: "SANs changed: +IP:10.240.0.99 -IP:10.240.0.21". Never holds secret material. */
   text: string;
 }
@@ -23,6 +23,8 @@ export interface Inspection {
   notAfter?: Date;
   /** Whole days from `now` to notAfter (negative once expired). */
   daysLeft?: number;
+  /** When it starts to be valid; after `now` it is a difference ('not-yet-valid'). */
+  notBefore?: Date;
 }
 
 /** What is found on disk and what it is compared with. */
@@ -77,9 +79,12 @@ export function inspect(input: InspectInput): Inspection {
   const algorithm = algorithmOf(cert.publicKey);
   if (input.keyAlgorithm && algorithm !== input.keyAlgorithm) add('algorithm', `key algorithm changed: ${algorithm} -> ${input.keyAlgorithm}`);
   if (key && !cert.checkPrivateKey(key)) add('key-mismatch', 'key does not match certificate');
+  // A certificate from a clock running ahead, or made to start later, fails TLS until then.
+  const notBefore = new Date(cert.validFrom);
+  if (notBefore.getTime() > input.now.getTime()) add('not-yet-valid', `not valid yet: valid from ${notBefore.toISOString()} (${untilText(notBefore, input.now)})`);
   const notAfter = new Date(cert.validTo);
   const daysLeft = Math.floor((notAfter.getTime() - input.now.getTime()) / 86_400_000);
-  return { differences, certificate: cert, ...(key ? { key } : {}), notAfter, daysLeft };
+  return { differences, certificate: cert, ...(key ? { key } : {}), notBefore, notAfter, daysLeft };
 }
 
 /** Whether `cert` names `issuer` (issuer name and key id) and carries a valid signature of its key. */
@@ -92,6 +97,14 @@ function chainOf(cert: X509Certificate, issuer: X509Certificate | 'self' | undef
   } catch {
     return 'bad-signature';
   }
+}
+
+/** How far ahead a time is, as people say it: "in 3 days", "in 2 hours", "in 5 minutes". */
+export function untilText(when: Date, now: Date): string {
+  const minutes = Math.ceil((when.getTime() - now.getTime()) / 60_000);
+  if (minutes >= 2 * 24 * 60) return `in ${Math.floor(minutes / (24 * 60))} days`;
+  if (minutes >= 120) return `in ${Math.floor(minutes / 60)} hours`;
+  return `in ${minutes} minute${minutes === 1 ? '' : 's'}`;
 }
 
 /** Node prints SANs as `DNS:a, IP Address:1.2.3.4`; hardway writes them `DNS:a`, `IP:1.2.3.4`. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkCertificates, type CheckReport } from '../../src/certs/check.ts';
 import { loadInventory } from '../../src/inventory.ts';
-import { EXAMPLE_MACHINES, hardway, makeProject, snapshot } from './certs.helpers.ts';
+import { EXAMPLE_MACHINES, hardway, issuedAt, makeProject, snapshot } from './certs.helpers.ts';
 
 async function freshProject(cluster = 'keyAlgorithm: ecdsa-p256\n') {
   const project = makeProject({ cluster });
@@ -80,6 +80,18 @@ describe('hardway certs check', () => {
     const { code, report } = await checkJson(p);
     expect(code).toBe(1);
     expect(problemsOf(report, 'node-0/kubelet')).toContain('signed by a different CA');
+  });
+
+  it('a certificate or CA not valid yet (notBefore in the future) fails, saying from when', async () => {
+    const p = await freshProject();
+    issuedAt(p.dir, 'admin', new Date(Date.now() + 2 * 3_600_000));
+    issuedAt(p.dir, 'etcd-ca', new Date(Date.now() + 5 * 86_400_000));
+    const { code, report } = await checkJson(p);
+    expect(code).toBe(1);
+    expect(problemsOf(report, 'admin')).toEqual([expect.stringMatching(/^not valid yet: valid from \S+Z \(in 11[45] minutes\)$/)]);
+    expect(problemsOf(report, 'etcd-ca')).toEqual([expect.stringMatching(/^not valid yet: valid from \S+Z \(in [45] days\)$/)]);
+    // Its leaves were signed by the key it still has: only the CA itself is named.
+    expect(problemsOf(report, 'etcd-client')).toEqual([]);
   });
 
   it('a wrong key fails as "key does not match certificate"', async () => {

@@ -3,7 +3,8 @@
 import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_MACHINES, hardway, makeProject, named, opensslVerifies, snapshot } from './certs.helpers.ts';
+import { X509Certificate } from 'node:crypto';
+import { EXAMPLE_MACHINES, hardway, issuedAt, makeProject, named, opensslVerifies, snapshot } from './certs.helpers.ts';
 
 const ALL = ['ca', 'etcd-ca', 'admin', 'node-0/kubelet', 'node-1/kubelet', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
   'kube-api-server', 'service-accounts', 'server/etcd-server', 'etcd-client'];
@@ -81,6 +82,27 @@ describe('hardway certs, run again', () => {
     const after = snapshot(p.dir);
     for (const f of ['ca.crt', 'ca.key', 'etcd-ca.crt', 'etcd-ca.key']) expect(after[f]).toEqual(before[f]);
     expect(opensslVerifies(join(p.dir, 'pki/ca.crt'), join(p.dir, 'pki/admin.crt'))).toBe(true);
+  });
+
+  it('a certificate not valid yet (notBefore in the future) is reissued, naming when it would start', async () => {
+    const p = await freshProject();
+    issuedAt(p.dir, 'node-0/kubelet', new Date(Date.now() + 10 * 86_400_000));
+    const run = await hardway(p, 'certs');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^reissued node-0\/kubelet \(not valid yet: valid from \d{4}-\d\d-\d\dT[\d:.]+Z \(in (9|10) days\)\)$/m);
+    expect(named(run, 'reissued')).toEqual(['node-0/kubelet']);
+    expect(new Date(new X509Certificate(readFileSync(join(p.dir, 'pki/machines/node-0/kubelet.crt'))).validFrom).getTime()).toBeLessThan(Date.now());
+    expect((await hardway(p, 'certs', 'check')).code).toBe(0);
+  });
+
+  it('a CA not valid yet is refused, never replaced: exit 1, the clock named, nothing changed', async () => {
+    const p = await freshProject();
+    issuedAt(p.dir, 'ca', new Date(Date.now() + 3 * 86_400_000));
+    const before = snapshot(p.dir);
+    const run = await hardway(p, 'certs');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error: pki\/ca\.crt is not valid yet: valid from \S+ \(in (2|3) days\); nothing was changed\n  hint: check this machine's clock \(it says \S+\); hardway never replaces a CA/);
+    expect(snapshot(p.dir)).toEqual(before);
   });
 
   it('a key that does not match its certificate is reissued', async () => {

@@ -5,6 +5,10 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { caIdentities, identitiesFor, profileOf } from '../../src/certs/identities.ts';
+import { issueCertificate } from '../../src/certs/issue.ts';
+import { keyFromPem } from '../../src/certs/keys.ts';
+import { loadInventory } from '../../src/inventory.ts';
 import { runCli, type CliRun } from '../helpers/cli.ts';
 
 /** The example cluster of the tutorial: one server, two workers. */
@@ -78,4 +82,24 @@ export function pkiName(name: string): string {
 /** The names in a run's output lines with the given verb (kept, issued, reissued, written). */
 export function named(run: CliRun, verb: string): string[] {
   return run.stdout.split('\n').filter((l) => l.startsWith(`${verb} `)).map((l) => l.split(' ')[1]!);
+}
+
+/**
+ * Rewrites one certificate of a project as if issued at `at` (e.g. in the future): a leaf is signed
+ * by the project's own CA with its existing key; a CA (`ca`, `etcd-ca`) gets a new self-signed
+ * certificate for its existing key.
+ */
+export function issuedAt(dir: string, name: string, at: Date): void {
+  const read = (p: string) => readFileSync(join(dir, p), 'utf8');
+  const ca = caIdentities().find((c) => c.name === name);
+  const ctx = { now: at, validityDays: 365 };
+  if (ca) {
+    const key = keyFromPem(read(ca.files.key));
+    writeFileSync(join(dir, ca.files.crt), issueCertificate(profileOf(ca), key.publicKey, { selfKey: key.privateKey }, ctx));
+    return;
+  }
+  const id = identitiesFor(loadInventory(join(dir, 'machines.txt'))).find((i) => i.name === name)!;
+  const issuer = caIdentities().find((c) => c.name === id.issuer)!;
+  const signer = { certificatePem: read(issuer.files.crt), privateKey: keyFromPem(read(issuer.files.key)).privateKey };
+  writeFileSync(join(dir, id.files.crt), issueCertificate(profileOf(id), keyFromPem(read(id.files.key)).publicKey, signer, ctx));
 }
