@@ -100,16 +100,42 @@ export function kubeletHostUnit(): string {
 const KUBELET_HOST_SCRIPT = 'usr/local/sbin/hardway-lab-kubelet-host';
 const KUBELET_HOST_UNIT = 'etc/systemd/system/hardway-lab-kubelet-host.service';
 
-/** Every file a machine gets besides its keys and machine-id. */
-export function machineFiles(lab: string, m: LabMachine, prefix: number, authorizedKey: string): MachineFile[] {
+/**
+ * A NoCloud seed given from outside the lab (the test stand-in of `multipass launch --cloud-init`):
+ * the machine's cloud-init reads it instead of the lab's own meta-data and user-data.
+ */
+export interface NoCloudSeed {
+  metaData: string;
+  userData: string;
+  vendorData?: string;
+}
+
+const SEED_DIR = 'var/lib/cloud/seed/nocloud';
+
+// The lab's own seed, or the one given; a given seed may carry secrets (host keys), so 0600.
+function seedFiles(lab: string, m: LabMachine, seed: NoCloudSeed | undefined): MachineFile[] {
+  if (!seed) {
+    return [
+      { path: `${SEED_DIR}/meta-data`, content: metaData(lab, m), mode: 0o644 },
+      { path: `${SEED_DIR}/user-data`, content: userData(m), mode: 0o644 },
+    ];
+  }
+  return [
+    { path: `${SEED_DIR}/meta-data`, content: seed.metaData, mode: 0o600 },
+    { path: `${SEED_DIR}/user-data`, content: seed.userData, mode: 0o600 },
+    ...(seed.vendorData === undefined ? [] : [{ path: `${SEED_DIR}/vendor-data`, content: seed.vendorData, mode: 0o600 }]),
+  ];
+}
+
+/** Every file a machine gets besides its keys and machine-id; `seed` replaces the lab's NoCloud seed. */
+export function machineFiles(lab: string, m: LabMachine, prefix: number, authorizedKey: string, seed?: NoCloudSeed): MachineFile[] {
   return [
     { path: 'etc/hostname', content: `${m.hostname}\n`, mode: 0o644 },
     { path: 'etc/systemd/network/10-host0.network', content: host0Network(m, prefix), mode: 0o644 },
     { path: 'etc/ssh/sshd_config.d/10-hardway.conf', content: sshdConfig(), mode: 0o644 },
     { path: 'root/.ssh/authorized_keys', content: authorizedKey.trim() + '\n', mode: 0o600 },
     { path: 'etc/cloud/cloud.cfg.d/90-hardway.cfg', content: cloudConfig(), mode: 0o644 },
-    { path: 'var/lib/cloud/seed/nocloud/meta-data', content: metaData(lab, m), mode: 0o644 },
-    { path: 'var/lib/cloud/seed/nocloud/user-data', content: userData(m), mode: 0o644 },
+    ...seedFiles(lab, m, seed),
     { path: KUBELET_HOST_SCRIPT, content: kubeletHostScript(), mode: 0o755 },
     { path: KUBELET_HOST_UNIT, content: kubeletHostUnit(), mode: 0o644 },
   ];

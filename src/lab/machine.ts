@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { local } from './local.ts';
-import { ENABLED_UNITS, machineFiles } from './machine-config.ts';
+import { ENABLED_UNITS, machineFiles, type NoCloudSeed } from './machine-config.ts';
 import { isMountPoint } from './mounts.ts';
 import type { LabMachine } from './types.ts';
 
@@ -29,13 +29,15 @@ export async function prepareMachine(opts: {
   prefix: number;
   rootfs: string;
   authorizedKey: string;
+  /** A NoCloud seed from outside (the multipass test stand-in) instead of the lab's own. */
+  seed?: NoCloudSeed;
 }): Promise<string> {
   const p = machinePaths(opts.mdir);
   for (const d of [p.upper, p.work, p.root]) mkdirSync(d, { recursive: true });
   if (!isMountPoint(p.root)) {
     await local`mount -t overlay overlay -o ${`lowerdir=${opts.rootfs},upperdir=${p.upper},workdir=${p.work}`} ${p.root}`;
   }
-  for (const f of machineFiles(opts.lab, opts.machine, opts.prefix, opts.authorizedKey)) {
+  for (const f of machineFiles(opts.lab, opts.machine, opts.prefix, opts.authorizedKey, opts.seed)) {
     const path = join(p.root, f.path);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, f.content, { mode: f.mode });
