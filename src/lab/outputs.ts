@@ -5,6 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { InputError } from '../errors.ts';
+import { PAUSE_IMAGE } from '../images/names.ts';
 import { local } from './local.ts';
 import type { LabMachine, LabPlan } from './types.ts';
 
@@ -23,12 +24,24 @@ export function machinesTxt(plan: LabPlan): string {
   return `# Lab "${plan.spec.name}" (hardway lab up): IP FQDN HOSTNAME [POD_SUBNET]\n${lines.join('\n')}\n`;
 }
 
-/** cluster.yaml with the lab's SSH settings; other keys of an existing file are kept. */
+/**
+ * cluster.yaml with the lab's SSH settings and what a cluster needs on container machines; other
+ * keys of an existing file are kept. The cluster settings are ordinary keys a user of real
+ * machines may set too: the product's steps have no "if lab" branch.
+ */
 export function clusterYaml(existing: string | undefined, lab: string): string {
   const doc = parseDocument(existing ?? `# cluster.yaml: settings for every machine of lab "${lab}" (see hardway inventory)\n`);
   doc.setIn(['ssh', 'user'], 'root');
   doc.setIn(['ssh', 'identityFile'], LAB_FILES.key);
   doc.setIn(['ssh', 'knownHosts'], LAB_FILES.knownHosts);
+  // No process on this host may lower its oom_score_adj (no CAP_SYS_RESOURCE, not even root), and
+  // runc fails a pod sandbox that asks for -998: "can't get final child's PID from pipe: EOF".
+  if (!doc.hasIn(['containerd', 'restrictOomScoreAdj'])) doc.setIn(['containerd', 'restrictOomScoreAdj'], true);
+  // nf_conntrack_max is host-wide and read-only in a machine: kube-proxy exits on "open
+  // /proc/sys/net/netfilter/nf_conntrack_max: permission denied" unless it leaves it alone.
+  if (!doc.hasIn(['kubeProxy', 'conntrackMaxPerCore'])) doc.setIn(['kubeProxy', 'conntrackMaxPerCore'], 0);
+  // Nothing in the lab reaches a registry: pods start from the pause image `hardway images` loads.
+  if (!doc.hasIn(['sandboxImage'])) doc.set('sandboxImage', PAUSE_IMAGE);
   return doc.toString();
 }
 
