@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseClusterSettings } from '../../src/cluster-settings.ts';
 import { parseInventory } from '../../src/inventory.ts';
 import { cloudConfig, host0Network, machineFiles, metaData, sshdConfig, userData } from '../../src/lab/machine-config.ts';
+import { PAUSE_IMAGE } from '../../src/images/names.ts';
 import { checkDirIsLabs, clusterYaml, knownHosts, machinesTxt, sshConfig } from '../../src/lab/outputs.ts';
 import { planLab } from '../../src/lab/plan.ts';
 
@@ -57,6 +58,15 @@ describe('lab directory files', () => {
     const kept = parseClusterSettings(clusterYaml('# mine\nkeyAlgorithm: ecdsa-p256\nssh:\n  user: admin\n  port: 2222\n', 'dev'), 'cluster.yaml');
     expect(kept.keyAlgorithm).toBe('ecdsa-p256');
     expect(kept.ssh).toMatchObject({ user: 'root', port: 2222, identityFile: 'id_ed25519', knownHosts: 'known_hosts' });
+  });
+
+  it('sets what real kubelets need on container machines as cluster.yaml keys, keeping a value the user chose', () => {
+    const fresh = parseClusterSettings(clusterYaml(undefined, 'dev'), 'cluster.yaml');
+    expect(fresh.containerd.restrictOomScoreAdj).toBe(true);
+    expect(fresh.kubeProxy.conntrackMaxPerCore).toBe(0);
+    expect(fresh.sandboxImage).toBe(PAUSE_IMAGE);
+    const mine = parseClusterSettings(clusterYaml('sandboxImage: registry.example/pause:9\n', 'dev'), 'cluster.yaml');
+    expect(mine.sandboxImage).toBe('registry.example/pause:9');
   });
 
   it('pins each host key under IP, hostname and FQDN', () => {
