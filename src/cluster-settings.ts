@@ -212,8 +212,10 @@ export function parseClusterSettings(text: string, file: string): ClusterSetting
     check(value, (msg, hint) => {
       throw new InputError(`${key}: ${msg}`, hint, { file, line });
     });
+  const keyLines = new Map<string, number>();
 
   each(mapOrFail(doc.contents, 'cluster.yaml', 1), Object.keys(TOP), '', (key, value, pair, line) => {
+    if (line !== undefined) keyLines.set(key, line);
     const check = TOP[key]!;
     if (check === 'versions') {
       each(mapOrFail(pair.value, 'versions', line), [...COMPONENTS], ' under versions', (c, v, _p, l) => {
@@ -238,5 +240,23 @@ export function parseClusterSettings(text: string, file: string): ClusterSetting
       (settings as unknown as Record<string, unknown>)[key] = validate(check, key, value, line);
     }
   });
+  checkTogether(settings, (key) => keyLines.get(key), file);
   return settings;
+}
+
+/**
+ * Checks that involve several keys. The error names the line of the key set last in the file
+ * (a default is never the culprit: only what the file says is).
+ */
+function checkTogether(s: ClusterSettings, lineOf: (key: string) => number | undefined, file: string): void {
+  const fail = (keys: string[], message: string, hint: string): never => {
+    const line = Math.max(0, ...keys.map((k) => lineOf(k) ?? 0));
+    throw new InputError(message, hint, line > 0 ? { file, line } : { file });
+  };
+  if (s.certValidityDays <= s.renewBeforeDays) {
+    fail(['certValidityDays', 'renewBeforeDays'],
+      `certValidityDays (${s.certValidityDays}) must be greater than renewBeforeDays (${s.renewBeforeDays})`,
+      'otherwise every certificate is due for renewal the moment it is issued, and every run reissues all of them, ' +
+        'redistributes them and restarts every component: e.g. certValidityDays: 365 with renewBeforeDays: 30');
+  }
 }

@@ -126,7 +126,7 @@ describe('hardway certs check', () => {
   });
 
   it('fewer than 30 days left is a warning (exit 0); an expired certificate is a problem', async () => {
-    const p = await freshProject('keyAlgorithm: ecdsa-p256\ncertValidityDays: 20\n');
+    const p = await freshProject('keyAlgorithm: ecdsa-p256\ncertValidityDays: 20\nrenewBeforeDays: 10\n');
     const { code, report } = await checkJson(p);
     expect(code).toBe(0);
     expect(report.certificates.find((c) => c.name === 'admin')!.warnings).toEqual(['expires in 19 days']);

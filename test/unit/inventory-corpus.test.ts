@@ -60,6 +60,9 @@ const cases: Case[] = [
   { name: 'cluster.yaml service overlaps cluster', machines: SERVER, cluster: 'serviceCidr: 10.200.7.0/24\n', where: 'cluster.yaml:', message: /overlaps clusterCidr/ },
   { name: 'cluster.yaml node port range', machines: SERVER, cluster: 'nodePortRange: 32767-30000\n', where: 'cluster.yaml:1:', message: /expected a port range/ },
   { name: 'cluster.yaml shell in identity file', machines: SERVER, cluster: 'ssh:\n  identityFile: "~/.ssh/id; rm -rf /"\n', where: 'cluster.yaml:2:', message: /ssh\.identityFile: expected a file path without spaces or shell characters/ },
+  // Issue 11, defect 4: every run would reissue, redistribute and restart everything.
+  { name: 'cluster.yaml validity equal to the renewal window', machines: SERVER, cluster: 'certValidityDays: 30\n', where: 'cluster.yaml:1:', message: /certValidityDays \(30\) must be greater than renewBeforeDays \(30\)/ },
+  { name: 'cluster.yaml renewal window longer than validity', machines: SERVER, cluster: 'certValidityDays: 365\n\nrenewBeforeDays: 400\n', where: 'cluster.yaml:3:', message: /certValidityDays \(365\) must be greater than renewBeforeDays \(400\)/ },
 ];
 
 describe('bad inputs are refused with file, line, problem and exit 2', () => {
