@@ -3,7 +3,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { LineCounter, parseDocument, isMap, isScalar, type Node, type Pair } from 'yaml';
 import { InputError } from './errors.ts';
-import { parseCidr } from './net/ipv4.ts';
+import { parseCidr, type Network } from './net/ipv4.ts';
 
 /** Key algorithms hardway can issue certificates with. */
 export const KEY_ALGORITHMS = ['rsa-4096', 'rsa-2048', 'ecdsa-p256'] as const;
@@ -105,6 +105,18 @@ const cidr: Check = (v, say) => {
   if (!r.ok) say(r.reason, r.meant ? `did you mean ${r.meant}?` : 'write it as a.b.c.d/n');
   return v;
 };
+/** The smallest service range accepted: a /28 holds 14 Service IPs (the tutorial's /24 holds 254). */
+export const SMALLEST_SERVICE_PREFIX = 28;
+const serviceCidr: Check = (v, say) => {
+  cidr(v, say);
+  const net = (parseCidr(v as string) as { ok: true; net: Network }).net;
+  if (net.prefix > SMALLEST_SERVICE_PREFIX) {
+    say(`${v as string} is too small for Services: it holds ${2 ** (32 - net.prefix)} address${net.prefix === 32 ? '' : 'es'}`,
+      `use a /${SMALLEST_SERVICE_PREFIX} or larger (the tutorial uses 10.32.0.0/24): its first usable address is the kubernetes ` +
+        'Service IP (10.32.0.1 in 10.32.0.0/24), which the API server certificate names, and every other Service takes one more');
+  }
+  return v;
+};
 const portRange: Check = (v, say) => {
   const m = typeof v === 'string' ? /^(\d{1,5})-(\d{1,5})$/.exec(v) : null;
   if (!m || Number(m[1]) >= Number(m[2]) || Number(m[2]) > 65535)
@@ -138,7 +150,7 @@ const oneOf =
 
 const TOP: Record<string, Check | 'versions' | 'ssh' | 'section'> = {
   clusterCidr: cidr,
-  serviceCidr: cidr,
+  serviceCidr: serviceCidr,
   clusterDomain: str(DNS_NAME, 'a DNS domain like cluster.local'),
   apiPort: int(1, 65535),
   nodePortRange: portRange,

@@ -63,6 +63,10 @@ const cases: Case[] = [
   // Issue 11, defect 4: every run would reissue, redistribute and restart everything.
   { name: 'cluster.yaml validity equal to the renewal window', machines: SERVER, cluster: 'certValidityDays: 30\n', where: 'cluster.yaml:1:', message: /certValidityDays \(30\) must be greater than renewBeforeDays \(30\)/ },
   { name: 'cluster.yaml renewal window longer than validity', machines: SERVER, cluster: 'certValidityDays: 365\n\nrenewBeforeDays: 400\n', where: 'cluster.yaml:3:', message: /certValidityDays \(365\) must be greater than renewBeforeDays \(400\)/ },
+  // Issue 11, defect 5: 10.32.0.1 went into the API server certificate though outside the range.
+  { name: 'cluster.yaml service CIDR of one address', machines: SERVER, cluster: 'serviceCidr: 10.32.0.0/32\n', where: 'cluster.yaml:1:', message: /serviceCidr: 10\.32\.0\.0\/32 is too small for Services: it holds 1 address\n  hint: use a \/28 or larger/ },
+  { name: 'cluster.yaml service CIDR of two addresses', machines: SERVER, cluster: 'serviceCidr: 10.32.0.0/31\n', where: 'cluster.yaml:1:', message: /serviceCidr: 10\.32\.0\.0\/31 is too small for Services: it holds 2 addresses/ },
+  { name: 'cluster.yaml service CIDR /29', machines: SERVER, cluster: '\nserviceCidr: 10.32.0.0/29\n', where: 'cluster.yaml:2:', message: /too small for Services: it holds 8 addresses/ },
 ];
 
 describe('bad inputs are refused with file, line, problem and exit 2', () => {

@@ -28,6 +28,11 @@ describe('inventory', () => {
     expect(inv.controlPlanes).toHaveLength(2);
   });
 
+  it('takes a service CIDR down to /28 (14 Service IPs), the first of them the kubernetes Service', () => {
+    const inv = parse('10.240.0.10 server.kubernetes.local server\n', parseClusterSettings('serviceCidr: 10.32.0.16/28\n', 'cluster.yaml'));
+    expect(inv.serviceIp).toBe('10.32.0.17');
+  });
+
   it('matches machine names exactly: node-1 never selects node-10', () => {
     const inv = parse(
       '10.240.0.10 server.kubernetes.local server\n' +
