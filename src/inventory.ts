@@ -38,6 +38,15 @@ export interface Inventory {
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
+/**
+ * Names that every machine's /etc/hosts already gives to the machine itself or to special
+ * addresses (Debian's and cloud-init's defaults). pin-hosts writes each machine's names into every
+ * machine's /etc/hosts, so a machine called `localhost` would make localhost mean that machine
+ * everywhere. A domain ending in .localhost is loopback by definition (RFC 6761).
+ */
+const RESERVED_NAMES = new Set(['localhost', 'localhost.localdomain', 'ip6-localhost', 'ip6-loopback', 'ip6-localnet',
+  'ip6-mcastprefix', 'ip6-allnodes', 'ip6-allrouters', 'ip6-allhosts', 'broadcasthost']);
+
 /** Loads machines.txt and the cluster.yaml beside it; throws InputError with file:line on any problem. */
 export function loadInventory(machinesFile: string): Inventory {
   const file = resolve(machinesFile);
@@ -101,6 +110,12 @@ export function parseInventory(
     }
     if (!LABEL.test(hostname)) {
       fail(line, `"${hostname}" is not a valid hostname`, 'a lower-case label of letters, digits and "-", e.g. node-0');
+    }
+    for (const name of [hostname, fqdn]) {
+      if (RESERVED_NAMES.has(name) || name.endsWith('.localhost')) {
+        fail(line, `"${name}" is a reserved name: /etc/hosts gives it to the machine itself or a special address`,
+          `pin-hosts would make it mean ${ip} on every machine; give this machine its own name, e.g. node-0.kubernetes.local node-0`);
+      }
     }
     if (labels[0] !== hostname) {
       fail(line, `hostname "${hostname}" is not the first label of FQDN "${fqdn}"`,

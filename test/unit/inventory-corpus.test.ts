@@ -67,6 +67,11 @@ const cases: Case[] = [
   { name: 'cluster.yaml service CIDR of one address', machines: SERVER, cluster: 'serviceCidr: 10.32.0.0/32\n', where: 'cluster.yaml:1:', message: /serviceCidr: 10\.32\.0\.0\/32 is too small for Services: it holds 1 address\n  hint: use a \/28 or larger/ },
   { name: 'cluster.yaml service CIDR of two addresses', machines: SERVER, cluster: 'serviceCidr: 10.32.0.0/31\n', where: 'cluster.yaml:1:', message: /serviceCidr: 10\.32\.0\.0\/31 is too small for Services: it holds 2 addresses/ },
   { name: 'cluster.yaml service CIDR /29', machines: SERVER, cluster: '\nserviceCidr: 10.32.0.0/29\n', where: 'cluster.yaml:2:', message: /too small for Services: it holds 8 addresses/ },
+  // Issue 11, defect 6: pin-hosts made localhost resolve to a worker on every machine.
+  { name: 'hostname localhost', machines: `${SERVER}\n10.240.0.20 localhost.kubernetes.local localhost 10.200.0.0/24`, where: 'machines.txt:2:', message: /"localhost" is a reserved name[\s\S]*hint: pin-hosts would make it mean 10\.240\.0\.20 on every machine/ },
+  { name: 'FQDN localhost.localdomain', machines: `10.240.0.10 localhost.localdomain localhost`, where: 'machines.txt:1:', message: /"localhost" is a reserved name/ },
+  { name: 'hostname ip6-loopback', machines: `${SERVER}\n10.240.0.20 ip6-loopback.kubernetes.local ip6-loopback 10.200.0.0/24`, where: 'machines.txt:2:', message: /"ip6-loopback" is a reserved name/ },
+  { name: 'FQDN under .localhost', machines: `${SERVER}\n10.240.0.20 node-0.localhost node-0 10.200.0.0/24`, where: 'machines.txt:2:', message: /"node-0\.localhost" is a reserved name/ },
 ];
 
 describe('bad inputs are refused with file, line, problem and exit 2', () => {
