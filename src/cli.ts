@@ -4,6 +4,7 @@ import { COMMANDS, type CommandEntry } from './commands/index.ts';
 import { commandHelp, topHelp } from './cli/help.ts';
 import { checkRanges, say, type CliContext } from './cli/command.ts';
 import { formatError, InputError, isExpectedError } from './errors.ts';
+import { pathError } from './input-file.ts';
 
 /** Runs hardway with the given arguments and returns the exit code. */
 export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout' | 'stderr' | 'cwd' | 'env'>> = {}): Promise<number> {
@@ -48,6 +49,13 @@ export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout'
     if (isExpectedError(e)) {
       say(stderr, formatError(e));
       return e.exitCode;
+    }
+    // A path that is not what it must be (a directory where a file belongs, no permission) that
+    // no check caught first: still the user's input, named in one line.
+    const bad = pathError(e);
+    if (bad) {
+      say(stderr, formatError(bad));
+      return bad.exitCode;
     }
     say(stderr, `internal error (a bug in hardway): ${(e as Error)?.stack ?? String(e)}`);
     return 1;

@@ -1,8 +1,8 @@
 // cluster.yaml: optional cluster-wide settings beside machines.txt, every key defaulting to the
 // KTHW values. Unknown keys and bad values are input errors naming the file and line.
-import { readFileSync, existsSync } from 'node:fs';
 import { LineCounter, parseDocument, isMap, isScalar, type Node, type Pair } from 'yaml';
 import { InputError } from './errors.ts';
+import { readInputFile } from './input-file.ts';
 import { parseCidr, type Network } from './net/ipv4.ts';
 
 /** Key algorithms hardway can issue certificates with. */
@@ -180,8 +180,9 @@ const SSH: Record<keyof SshSettings, Check> = {
 
 /** Reads cluster.yaml if it exists (else defaults) and validates every key. */
 export function loadClusterSettings(file: string, shownAs = file): ClusterSettings {
-  if (!existsSync(file)) return defaultSettings();
-  return parseClusterSettings(readFileSync(file, 'utf8'), shownAs);
+  const text = readInputFile(file, shownAs, 'cluster.yaml beside machines.txt is optional: make it a YAML file of settings, or remove it');
+  if (text === undefined) return defaultSettings();
+  return parseClusterSettings(text, shownAs);
 }
 
 /** Parses and validates cluster.yaml text; `file` is used in error messages. */

@@ -1,8 +1,8 @@
 // machines.txt (KTHW format: `IPV4 FQDN HOSTNAME [POD_SUBNET]`) plus cluster.yaml -> a validated
 // Inventory. Every value that differs per machine or per cluster comes from here.
-import { readFileSync, existsSync } from 'node:fs';
-import { dirname, join, resolve, relative } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { InputError } from './errors.ts';
+import { displayPath, readInputFile } from './input-file.ts';
 import { loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
 import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
 
@@ -50,16 +50,13 @@ const RESERVED_NAMES = new Set(['localhost', 'localhost.localdomain', 'ip6-local
 /** Loads machines.txt and the cluster.yaml beside it; throws InputError with file:line on any problem. */
 export function loadInventory(machinesFile: string): Inventory {
   const file = resolve(machinesFile);
-  if (!existsSync(file)) {
-    throw new InputError(
-      `${machinesFile} not found`,
-      'run hardway in the directory that holds machines.txt, or pass --machines FILE',
-    );
-  }
+  const hint = 'run hardway in the directory that holds machines.txt, or pass --machines FILE (your project\'s machines.txt)';
+  const text = readInputFile(file, displayPath(file), hint);
+  if (text === undefined) throw new InputError(`${machinesFile} not found`, hint);
   const dir = dirname(file);
   const clusterFile = join(dir, 'cluster.yaml');
   const settings = loadClusterSettings(clusterFile, displayPath(clusterFile));
-  return parseInventory(readFileSync(file, 'utf8'), settings, { file, dir, clusterFile });
+  return parseInventory(text, settings, { file, dir, clusterFile });
 }
 
 /** Parses machines.txt text against already-loaded settings. Pure; used by loadInventory and tests. */
@@ -193,8 +190,4 @@ export function selectMachines(inv: Inventory, names: string[] | undefined): Mac
   return inv.machines.filter((m) => names.includes(m.hostname));
 }
 
-/** A path as the user should see it in messages: relative to the working directory when inside it. */
-export function displayPath(file: string): string {
-  const rel = relative(process.cwd(), file);
-  return rel && !rel.startsWith('..') ? rel : file;
-}
+export { displayPath };

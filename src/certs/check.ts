@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
 import { caIdentities, identitiesFor, profileOf, type CaName } from './identities.ts';
 import { inspect } from './inspect.ts';
-import { octal, readOptional, SECRET_MODE, tooOpen } from './pki-files.ts';
+import { checkPkiDir, octal, readOptional, SECRET_MODE, tooOpen } from './pki-files.ts';
 
 /** Fewer days left than this is worth a warning. */
 export const WARN_DAYS = 30;
@@ -28,6 +28,7 @@ export interface CheckReport {
 
 /** Checks both CAs and every leaf of the inventory; reads files only. */
 export function checkCertificates(inv: Inventory, now: Date): CheckReport {
+  checkPkiDir(inv.dir);
   const at = (p: string) => join(inv.dir, p);
   const cas = new Map<CaName, X509Certificate>();
   const certificates: CertificateStatus[] = [];

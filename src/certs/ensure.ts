@@ -12,7 +12,7 @@ import { issueCertificate } from './issue.ts';
 import { generateKey, keyFromPem, type KeyPair } from './keys.ts';
 import { kubeconfigsFor } from './kubeconfig.ts';
 import { migrateLegacyLayout } from './migrate.ts';
-import { ensurePkiDir, narrowMode, readOptional, writePkiFile, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
+import { checkPkiDir, ensurePkiDir, narrowMode, readOptional, writePkiFile, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
 
 /** What `hardway certs` did, one entry per certificate, plus notes (mode fixes) and warnings. */
 export interface CertsReport {
@@ -32,6 +32,7 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
   const { settings } = inv;
   const at = (p: string) => join(inv.dir, p);
   const cas = caIdentities();
+  checkPkiDir(inv.dir);
   // Read and judge both CAs before touching anything: a broken CA is an error that changes nothing.
   const existing = new Map<CaName, ExistingCa>(cas.flatMap((ca) => {
     const found = existingCa(ca, readOptional(at(ca.files.crt)), readOptional(at(ca.files.key)), now);

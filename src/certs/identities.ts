@@ -1,12 +1,12 @@
 // Every certificate the cluster needs, derived from the inventory, and a reader for what
 // `hardway certs` / `kubeconfigs` / `encryption-config` wrote into pki/ (used by `distribute`).
-import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { PKI, type MachineRole } from '../layout.ts';
 import type { DistinguishedName, Usage } from './asn1.ts';
 import type { CertificateProfile } from './issue.ts';
+import { checkPkiDir, readOptional } from './pki-files.ts';
 
 /** The two certificate authorities: the cluster CA, and etcd's own CA (so a node cert can never reach etcd). */
 export type CaName = 'ca' | 'etcd-ca';
@@ -133,11 +133,12 @@ export function producerOf(pkiPath: string): string {
  * that names the command that creates it. Contents are secret material: never print them.
  */
 export function readPkiFile(inv: Pick<Inventory, 'dir'>, pkiPath: string): Buffer {
-  const file = join(inv.dir, pkiPath);
-  if (!existsSync(file)) {
+  checkPkiDir(inv.dir);
+  const text = readOptional(join(inv.dir, pkiPath));
+  if (text === undefined) {
     throw new FailureError(`${pkiPath} is missing`, `run ${producerOf(pkiPath)} first`);
   }
-  return readFileSync(file);
+  return Buffer.from(text, 'utf8');
 }
 
 /** The certificate and key of one identity (or CA) from pki/, for installing them on a machine. */

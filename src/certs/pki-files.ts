@@ -1,8 +1,10 @@
 // Reading and writing files in pki/: atomic writes (temp file beside the target, then rename, so
 // no reader ever sees half a key), a 0700 directory, and 0600 for anything secret.
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { InputError } from '../errors.ts';
+import { checkDirectory, displayPath, pathError, readInputFile } from '../input-file.ts';
 import { PKI } from '../layout.ts';
 
 /** Mode of pki/ itself. */
@@ -12,9 +14,24 @@ export const SECRET_MODE = 0o600;
 /** Mode of certificates (public). */
 export const PUBLIC_MODE = 0o644;
 
-/** A file's text, or undefined if it does not exist. */
+const MOVE_IT = 'move it out of the way: hardway keeps the CA, certificates, keys and kubeconfigs in pki/, and makes what is missing';
+
+/** A file's text, or undefined if it does not exist; a directory (or worse) in its place is an InputError. */
 export function readOptional(file: string): string | undefined {
-  return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  return readInputFile(file, displayPath(file), MOVE_IT);
+}
+
+/**
+ * Checks pki/ and pki/machines/ before anything reads or writes in them: each is absent or a
+ * directory (a link to one is fine); a file, or a link to nothing, is an InputError naming it.
+ */
+export function checkPkiDir(projectDir: string): void {
+  for (const rel of [PKI.dir, PKI.machinesDir]) {
+    const dir = join(projectDir, rel);
+    checkDirectory(dir, displayPath(dir), rel === PKI.dir
+      ? 'pki must be a directory (hardway makes it when absent): move what is there away, or point the link at a directory'
+      : MOVE_IT);
+  }
 }
 
 /** Writes a file atomically with the given mode: the target is either the old or the new content. */
@@ -36,12 +53,20 @@ export function writeAtomic(file: string, content: string | Buffer, mode: number
  */
 export function writePkiFile(projectDir: string, pkiPath: string, content: string | Buffer, mode: number): void {
   const file = join(projectDir, pkiPath);
-  mkdirSync(dirname(file), { recursive: true, mode: DIR_MODE });
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: DIR_MODE });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    // A file where pki/machines/<hostname>/ belongs.
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new InputError(`${displayPath(dirname(file))} is not a directory`, MOVE_IT);
+    throw pathError(e, displayPath(dirname(file)), MOVE_IT) ?? e;
+  }
   writeAtomic(file, content, mode);
 }
 
 /** Creates pki/ as 0700 or narrows an existing one; returns a note for the user when it changed a mode. */
 export function ensurePkiDir(projectDir: string): string | undefined {
+  checkPkiDir(projectDir);
   const dir = join(projectDir, PKI.dir);
   if (!existsSync(dir)) {
     mkdirSync(dir, { recursive: true, mode: DIR_MODE });

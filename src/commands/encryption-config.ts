@@ -3,7 +3,7 @@
 import { join, resolve } from 'node:path';
 import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { encryptionConfigProblem, newEncryptionKey, renderEncryptionConfig } from '../certs/encryption.ts';
-import { ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writeAtomic } from '../certs/pki-files.ts';
+import { checkPkiDir, ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writeAtomic } from '../certs/pki-files.ts';
 import { FailureError } from '../errors.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { loadInventory, type Inventory } from '../inventory.ts';
@@ -27,6 +27,7 @@ export const encryptionConfigCommand: CliCommand = {
 
 /** What `hardway encryption-config` does once it holds the project's lock (`up` runs it under its own). */
 export async function writeEncryptionConfig(inv: Inventory, stdout: Writable): Promise<number> {
+  checkPkiDir(inv.dir);
   const file = join(inv.dir, PKI.encryptionConfig);
   const existing = readOptional(file);
   if (existing !== undefined) {

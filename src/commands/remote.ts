@@ -6,6 +6,7 @@ import { FailureError, InputError, isExpectedError } from '../errors.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
 import { withRunLock } from '../engine/lock.ts';
+import { checkPkiDir } from '../certs/pki-files.ts';
 import type { StepOptions } from '../engine/types.ts';
 import { STEPS, type StepEntry } from '../steps/index.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
@@ -85,6 +86,8 @@ async function runRemote(name: string, stepNames: readonly string[], ctx: CliCon
   }
   const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
   const selected = selectMachines(inventory, v.node as string[] | undefined);
+  // pki/ a file or a link to nothing is the project's input error (exit 2), not each machine's failure.
+  checkPkiDir(inventory.dir);
   // An unsupported Kubernetes release is an input error before any machine is touched, not a
   // failure of each step that renders. (An unreadable downloads/manifest.json is left to the steps
   // that read it: pin-hosts or verify do not need it.)

@@ -1,0 +1,98 @@
+// The files a user gives hardway (machines.txt, cluster.yaml, pki/ and what is in it): a path that
+// is a directory where a file belongs, a link to nothing, or unreadable is an input error naming
+// the path and what is wrong with it, never a stack trace.
+import { lstatSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
+import { dirname, relative } from 'node:path';
+import { InputError } from './errors.ts';
+
+/** What a file-system error code means for the path it names, as a user reads it. */
+const PROBLEMS: Record<string, string> = {
+  EISDIR: 'a directory where a file belongs',
+  ENOTDIR: 'a part of this path is a file where a directory belongs',
+  ELOOP: 'too many levels of symbolic links',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENAMETOOLONG: 'the path is too long',
+};
+
+/** The text of a file, or undefined when nothing is at that path; anything but a readable file is an InputError. */
+export function readInputFile(file: string, shown: string, hint: string): string | undefined {
+  const st = statPath(file, shown, hint);
+  if (st === undefined) return undefined;
+  if (!st.isFile()) throw new InputError(`${shown} is ${kindOf(st)}, not a file`, hint);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw pathError(e, shown, hint) ?? e;
+  }
+}
+
+/** What is at a path (links followed), or undefined when nothing is; a link to nothing is an InputError. */
+export function statPath(file: string, shown: string, hint: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') {
+      const culprit = notADirectoryOn(file);
+      if (culprit) throw new InputError(`${displayPath(culprit.path)} is ${kindOf(culprit.stats)}, not a directory`, hint);
+    }
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw pathError(e, shown, hint) ?? e;
+    let link: Stats | undefined;
+    try {
+      link = lstatSync(file);
+    } catch {
+      return undefined;
+    }
+    if (link.isSymbolicLink()) throw new InputError(`${shown} is a symbolic link to ${readlinkSync(file)}, which does not exist`, hint);
+    return undefined;
+  }
+}
+
+/** A directory that hardway keeps files in: absent is fine, anything but a directory is an InputError. */
+export function checkDirectory(dir: string, shown: string, hint: string): void {
+  const st = statPath(dir, shown, hint);
+  if (st !== undefined && !st.isDirectory()) throw new InputError(`${shown} is ${kindOf(st)}, not a directory`, hint);
+}
+
+/** A path as the user should see it in messages: relative to the working directory when inside it. */
+export function displayPath(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') ? rel : file;
+}
+
+/** The first directory on the way to `file` that is something else (for ENOTDIR). */
+function notADirectoryOn(file: string): { path: string; stats: Stats } | undefined {
+  const chain: string[] = [];
+  for (let p = dirname(file); p !== dirname(p); p = dirname(p)) chain.unshift(p);
+  for (const path of chain) {
+    try {
+      const stats = statSync(path);
+      if (!stats.isDirectory()) return { path, stats };
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** What a thing on disk is, for "X is a directory, not a file". */
+export function kindOf(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFile()) return 'a file';
+  if (st.isFIFO()) return 'a named pipe';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  return 'something else';
+}
+
+/**
+ * A file-system error about a path (a directory where a file belongs, a file where a directory
+ * does, a link loop, no permission) as an InputError naming the path; undefined for other errors.
+ */
+export function pathError(e: unknown, shown?: string, hint?: string): InputError | undefined {
+  const err = e as NodeJS.ErrnoException;
+  const problem = err?.code ? PROBLEMS[err.code] : undefined;
+  const path = shown ?? err?.path;
+  if (!problem || !path) return undefined;
+  return new InputError(`${path}: ${problem}`, hint ?? 'fix or move away what is at that path, then run hardway again');
+}
