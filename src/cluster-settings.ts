@@ -2,7 +2,9 @@
 // KTHW values. Unknown keys and bad values are input errors naming the file and line.
 import { LineCounter, parseDocument, isMap, isScalar, type Node, type Pair } from 'yaml';
 import { InputError } from './errors.ts';
-import { readInputFile } from './input-file.ts';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { kindOf, readInputFile, statPath } from './input-file.ts';
 import { parseCidr, type Network } from './net/ipv4.ts';
 
 /** Key algorithms hardway can issue certificates with. */
@@ -174,19 +176,29 @@ const SSH: Record<keyof SshSettings, Check> = {
   port: int(1, 65535),
   identityFile: str(SAFE_PATH, 'a file path without spaces or shell characters'),
   knownHosts: str(SAFE_PATH, 'a file path without spaces or shell characters'),
-  jumpHost: str(/^([A-Za-z0-9_.-]+@)?[A-Za-z0-9_.-]+(:\d{1,5})?$/, 'a jump host like user@host:22'),
+  jumpHost: (v, say) => {
+    // [user@]host[:port], as ssh -J takes it (one hop); host may be an alias from the ssh config.
+    const m = typeof v === 'string' ? /^(?:([A-Za-z0-9_][A-Za-z0-9_.-]*)@)?([A-Za-z0-9_][A-Za-z0-9_.-]*)(?::(\d+))?$/.exec(v) : null;
+    if (!m) say(`expected a jump host like user@host:22, got ${JSON.stringify(v)}`, 'write [user@]host[:port]: one host name or address, no spaces');
+    const port = m![3] === undefined ? undefined : Number(m![3]);
+    if (port !== undefined && (port < 1 || port > 65535)) say(`port ${m![3]} of ${JSON.stringify(v)} is not a port number`, 'use a port from 1 to 65535, e.g. admin@bastion:22');
+    return v;
+  },
   configFile: str(SAFE_PATH, 'a file path without spaces or shell characters'),
 };
 
-/** Reads cluster.yaml if it exists (else defaults) and validates every key. */
+/** Reads cluster.yaml if it exists (else defaults) and validates every key, and the files it names. */
 export function loadClusterSettings(file: string, shownAs = file): ClusterSettings {
   const text = readInputFile(file, shownAs, 'cluster.yaml beside machines.txt is optional: make it a YAML file of settings, or remove it');
   if (text === undefined) return defaultSettings();
-  return parseClusterSettings(text, shownAs);
+  return parseClusterSettings(text, shownAs, { dir: dirname(file) });
 }
 
-/** Parses and validates cluster.yaml text; `file` is used in error messages. */
-export function parseClusterSettings(text: string, file: string): ClusterSettings {
+/**
+ * Parses and validates cluster.yaml text; `file` is used in error messages. With `dir` (the project
+ * directory), the files the ssh settings name are checked too, relative to it.
+ */
+export function parseClusterSettings(text: string, file: string, opts: { dir?: string } = {}): ClusterSettings {
   const settings = defaultSettings();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
@@ -236,6 +248,7 @@ export function parseClusterSettings(text: string, file: string): ClusterSetting
       });
     } else if (check === 'ssh') {
       each(mapOrFail(pair.value, 'ssh', line), Object.keys(SSH), ' under ssh', (k, v, _p, l) => {
+        if (l !== undefined) keyLines.set(`ssh.${k}`, l);
         (settings.ssh as unknown as Record<string, unknown>)[k] = validate(
           SSH[k as keyof SshSettings],
           `ssh.${k}`,
@@ -254,7 +267,41 @@ export function parseClusterSettings(text: string, file: string): ClusterSetting
     }
   });
   checkTogether(settings, (key) => keyLines.get(key), file);
+  if (opts.dir !== undefined) checkSshFiles(settings.ssh, opts.dir, (key) => keyLines.get(key), file);
   return settings;
+}
+
+/**
+ * The files the ssh settings name, checked when cluster.yaml is read rather than on each machine
+ * later: identityFile and configFile must be files; knownHosts may not exist yet (the first
+ * --accept-new-host-keys writes it) but its directory must. Paths are relative to the project
+ * directory; ~/ is the home directory, as for the transport.
+ */
+function checkSshFiles(ssh: SshSettings, dir: string, lineOf: (key: string) => number | undefined, file: string): void {
+  const at = (p: string) => {
+    const expanded = p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p;
+    return isAbsolute(expanded) ? expanded : resolve(dir, expanded);
+  };
+  const where = (key: string) => ({ file, ...(lineOf(key) !== undefined ? { line: lineOf(key)! } : {}) });
+  const mustBeFile = (key: 'identityFile' | 'configFile', what: string) => {
+    const value = ssh[key];
+    if (value === undefined) return;
+    const path = at(value);
+    const hint = `ssh.${key} is ${what}; a relative path is taken from the project directory (${dir})`;
+    const found = statPath(path, path, hint);
+    if (found === undefined) throw new InputError(`ssh.${key}: ${path} does not exist`, hint, where(`ssh.${key}`));
+    if (!found.isFile()) throw new InputError(`ssh.${key}: ${path} is ${kindOf(found)}, not a file`, hint, where(`ssh.${key}`));
+  };
+  mustBeFile('identityFile', 'the private key to log in with');
+  mustBeFile('configFile', 'an ssh config file to read hosts from');
+  const knownHosts = at(ssh.knownHosts);
+  const hint = 'ssh.knownHosts is where the machines\' host keys are pinned; hardway creates the file, not its directory';
+  const found = statPath(knownHosts, knownHosts, hint);
+  if (found !== undefined && !found.isFile()) throw new InputError(`ssh.knownHosts: ${knownHosts} is ${kindOf(found)}, not a file`, hint, where('ssh.knownHosts'));
+  if (found === undefined) {
+    const parent = statPath(dirname(knownHosts), dirname(knownHosts), hint);
+    if (parent === undefined || !parent.isDirectory()) throw new InputError(`ssh.knownHosts: the directory ${dirname(knownHosts)} does not exist`, hint, where('ssh.knownHosts'));
+  }
 }
 
 /**

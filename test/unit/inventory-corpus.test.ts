@@ -72,6 +72,15 @@ const cases: Case[] = [
   { name: 'FQDN localhost.localdomain', machines: `10.240.0.10 localhost.localdomain localhost`, where: 'machines.txt:1:', message: /"localhost" is a reserved name/ },
   { name: 'hostname ip6-loopback', machines: `${SERVER}\n10.240.0.20 ip6-loopback.kubernetes.local ip6-loopback 10.200.0.0/24`, where: 'machines.txt:2:', message: /"ip6-loopback" is a reserved name/ },
   { name: 'FQDN under .localhost', machines: `${SERVER}\n10.240.0.20 node-0.localhost node-0 10.200.0.0/24`, where: 'machines.txt:2:', message: /"node-0\.localhost" is a reserved name/ },
+  // Issue 11, defect 8: the ssh settings are checked when cluster.yaml is read, not per machine later.
+  { name: 'cluster.yaml identity file that does not exist', machines: SERVER, cluster: 'ssh:\n  user: root\n  identityFile: keys/missing\n', where: 'cluster.yaml:3:', message: /ssh\.identityFile: \/\S+\/keys\/missing does not exist\n  hint: ssh\.identityFile is the private key to log in with/ },
+  { name: 'cluster.yaml identity file that is a directory', machines: SERVER, cluster: 'ssh:\n  identityFile: .\n', where: 'cluster.yaml:2:', message: /ssh\.identityFile: \/\S+ is a directory, not a file/ },
+  { name: 'cluster.yaml ssh config file that does not exist', machines: SERVER, cluster: 'ssh:\n  configFile: ssh_config\n', where: 'cluster.yaml:2:', message: /ssh\.configFile: \/\S+\/ssh_config does not exist/ },
+  { name: 'cluster.yaml known_hosts in a missing directory', machines: SERVER, cluster: 'ssh:\n  knownHosts: nowhere/known_hosts\n', where: 'cluster.yaml:2:', message: /ssh\.knownHosts: the directory \/\S+\/nowhere does not exist/ },
+  { name: 'cluster.yaml jump host port out of range', machines: SERVER, cluster: 'ssh:\n  jumpHost: a@b:99999\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: port 99999 of "a@b:99999" is not a port number\n  hint: use a port from 1 to 65535/ },
+  { name: 'cluster.yaml jump host port 0', machines: SERVER, cluster: 'ssh:\n  jumpHost: bastion:0\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: port 0 of "bastion:0" is not a port number/ },
+  { name: 'cluster.yaml jump host of a bad form', machines: SERVER, cluster: 'ssh:\n  jumpHost: a@b@c\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: expected a jump host like user@host:22, got "a@b@c"/ },
+  { name: 'cluster.yaml jump host that is an ssh option', machines: SERVER, cluster: 'ssh:\n  jumpHost: -oProxyCommand=x\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: expected a jump host/ },
 ];
 
 describe('bad inputs are refused with file, line, problem and exit 2', () => {

@@ -1,4 +1,7 @@
 // machines.txt parsing: what is accepted and what is derived from it.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseInventory, selectMachines } from '../../src/inventory.ts';
 import { defaultSettings, parseClusterSettings } from '../../src/cluster-settings.ts';
@@ -31,6 +34,14 @@ describe('inventory', () => {
   it('takes a service CIDR down to /28 (14 Service IPs), the first of them the kubernetes Service', () => {
     const inv = parse('10.240.0.10 server.kubernetes.local server\n', parseClusterSettings('serviceCidr: 10.32.0.16/28\n', 'cluster.yaml'));
     expect(inv.serviceIp).toBe('10.32.0.17');
+  });
+
+  it('takes ssh files that exist, relative to the project directory or under ~/', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hw-ssh-'));
+    writeFileSync(join(dir, 'id_test'), 'key');
+    writeFileSync(join(dir, 'ssh_config'), '');
+    const s = parseClusterSettings('ssh:\n  identityFile: id_test\n  configFile: ./ssh_config\n  knownHosts: ~/known_hosts\n  jumpHost: admin@10.0.0.1:2222\n', 'cluster.yaml', { dir });
+    expect(s.ssh).toMatchObject({ identityFile: 'id_test', configFile: './ssh_config', knownHosts: '~/known_hosts', jumpHost: 'admin@10.0.0.1:2222' });
   });
 
   it('matches machine names exactly: node-1 never selects node-10', () => {
