@@ -7,7 +7,7 @@
 // or failed build leaves nothing a rerun would trust.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FailureError, PreconditionError } from '../errors.ts';
 import { aptSourceFor, fetchSource, showSource, type SourcePackage } from './apt-source.ts';
@@ -72,9 +72,12 @@ export async function buildServerBinaries(opts: BuildOptions): Promise<BuiltBina
   }
   await requireTools();
   await mkdir(root, { recursive: true });
-  await removeDeadBuilds(root);
-  const work = join(root, `.partial-${process.pid}-${pkg.dsc.sha256.slice(0, 12)}`);
+  // The same directory for every build of this source: Go's build cache keys include the paths the
+  // compiler is given (-trimpath), so a new path each time would never hit the cache.
+  const work = join(root, `.work-${pkg.dsc.sha256.slice(0, 12)}-${opts.arch}`);
+  await takeBuildLock(`${work}.pid`);
   try {
+    await rm(work, { recursive: true, force: true }); // what an interrupted build left: never trusted
     const record = await build(apt, pkg, work, opts);
     // The finished directory: binaries plus build.json, renamed into place in one step.
     const out = join(work, 'out');
@@ -86,7 +89,18 @@ export async function buildServerBinaries(opts: BuildOptions): Promise<BuiltBina
     return binariesOf(final, record);
   } finally {
     await rm(work, { recursive: true, force: true });
+    await rm(`${work}.pid`, { force: true });
   }
+}
+
+/** One build per source at a time: a live holder is an error naming it; a dead one's lock is taken over. */
+async function takeBuildLock(file: string): Promise<void> {
+  const holder = Number(await readFile(file, 'utf8').catch(() => ''));
+  if (holder > 0 && holder !== process.pid && existsSync(`/proc/${holder}`)) {
+    throw new FailureError(`another hardway process (pid ${holder}) is building the same Kubernetes source right now`,
+      'wait for it to finish, then run the command again: it will take the binaries from the cache');
+  }
+  await writeFile(file, `${process.pid}\n`);
 }
 
 async function build(apt: Awaited<ReturnType<typeof aptSourceFor>>, pkg: SourcePackage, work: string, opts: BuildOptions): Promise<BuildRecord> {
@@ -105,11 +119,15 @@ async function build(apt: Awaited<ReturnType<typeof aptSourceFor>>, pkg: SourceP
     KUBE_GIT_VERSION: version, KUBE_GIT_MAJOR: major!, KUBE_GIT_MINOR: minor!, KUBE_GIT_TREE_STATE: 'clean',
     KUBE_BUILD_PLATFORMS: `linux/${opts.arch}`,
     GOFLAGS: '-mod=vendor', GOTOOLCHAIN: 'local', GOPROXY: 'off',
-    GOPATH: join(work, 'gopath'),
-    // Go's build cache is content-addressed and checks itself, so a later build (another source
-    // version, or after a failure) may reuse it safely; it speeds such rebuilds a lot.
-    GOCACHE: join(opts.cacheRoot, 'go-build-cache'),
   };
+  // hack/lib/golang.sh sets GOCACHE to _output/local/go/cache whatever the environment says. Go's
+  // build cache is content-addressed and checks itself, so a later build (after a failure or an
+  // interruption, or of another source version) may reuse it safely: that path points into
+  // hardway's cache, and such a rebuild takes a minute instead of many.
+  const goCache = join(opts.cacheRoot, 'go-build-cache');
+  await mkdir(goCache, { recursive: true });
+  await mkdir(join(tree, '_output/local/go'), { recursive: true });
+  await symlink(goCache, join(tree, '_output/local/go/cache'));
   const started = Date.now();
   const targets = SERVER_BINARIES.map((b) => `cmd/${b}`).join(' ');
   await runMake(tree, ['-s', `WHAT=${targets}`], env, join(work, 'build.log'), (line) => {
@@ -205,10 +223,3 @@ function binariesOf(dir: string, record: BuildRecord): BuiltBinary[] {
   return SERVER_BINARIES.map((name) => ({ name, path: join(dir, name), record }));
 }
 
-/** Removes work directories of builds whose process is gone (killed mid-build). */
-async function removeDeadBuilds(root: string): Promise<void> {
-  for (const name of await readdir(root)) {
-    const pid = /^\.partial-(\d+)-/.exec(name)?.[1];
-    if (pid && !existsSync(`/proc/${pid}`)) await rm(join(root, name), { recursive: true, force: true });
-  }
-}
