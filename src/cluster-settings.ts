@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { kindOf, readInputFile, statPath } from './input-file.ts';
 import { parseCidr, type Network } from './net/ipv4.ts';
+import { parseRegistries, type Registries } from './registry-settings.ts';
 
 /** Key algorithms hardway can issue certificates with. */
 export const KEY_ALGORITHMS = ['rsa-4096', 'rsa-2048', 'ecdsa-p256'] as const;
@@ -55,6 +56,8 @@ export interface ClusterSettings {
   sandboxImage?: string;
   containerd: ContainerdSettings;
   kubeProxy: KubeProxySettings;
+  /** Registry mirrors per registry name (containerd's certs.d/<registry>/hosts.toml); unset: none, and no config_path. */
+  registries?: Registries;
 }
 
 /** The KTHW defaults (stable releases where the tutorial used pre-releases). */
@@ -150,7 +153,7 @@ const oneOf =
     return v;
   };
 
-const TOP: Record<string, Check | 'versions' | 'ssh' | 'section'> = {
+const TOP: Record<string, Check | 'versions' | 'ssh' | 'section' | 'registries'> = {
   clusterCidr: cidr,
   serviceCidr: serviceCidr,
   clusterDomain: str(DNS_NAME, 'a DNS domain like cluster.local'),
@@ -164,6 +167,7 @@ const TOP: Record<string, Check | 'versions' | 'ssh' | 'section'> = {
   sandboxImage: imageRef,
   containerd: 'section',
   kubeProxy: 'section',
+  registries: 'registries',
 };
 /** The keys of each plain mapping section (TOP entries marked 'section'). */
 const SECTIONS: Record<'containerd' | 'kubeProxy', Record<string, Check>> = {
@@ -256,6 +260,8 @@ export function parseClusterSettings(text: string, file: string, opts: { dir?: s
           l,
         );
       });
+    } else if (check === 'registries') {
+      settings.registries = parseRegistries(pair.value, { file, lineOf }, line);
     } else if (check === 'section') {
       const fields = SECTIONS[key as keyof typeof SECTIONS];
       const target = settings[key as keyof typeof SECTIONS] as Record<string, unknown>;

@@ -65,6 +65,8 @@ export const WORKER = {
   cniBridgeConf: '/etc/cni/net.d/10-bridge.conf',
   cniLoopbackConf: '/etc/cni/net.d/99-loopback.conf',
   containerdConfig: '/etc/containerd/config.toml',
+  /** containerd's registry host directories (config_path): one <registry>/hosts.toml per registry of cluster.yaml. */
+  containerdCertsDir: '/etc/containerd/certs.d',
   kubeletDir: '/var/lib/kubelet',
   kubeletCaCrt: '/var/lib/kubelet/ca.crt',
   kubeletCrt: '/var/lib/kubelet/kubelet.crt',

@@ -4,6 +4,7 @@ import { InputError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { ANY, WORKER } from '../layout.ts';
 import type { KubernetesDifferences } from './kubernetes-version.ts';
+import { renderRegistries } from './registries.ts';
 import type { TemplateSet } from './templates.ts';
 import type { RenderedFile, RenderOptions } from './types.ts';
 
@@ -59,6 +60,8 @@ export function renderWorker(
       sandboxImage: sandboxImage ?? false,
       restrictOomScoreAdj: containerd.restrictOomScoreAdj,
     },
+    // Only with `registries` set: containerd then reads certs.d/<registry>/hosts.toml at each pull.
+    registry: { configPath: inv.settings.registries === undefined ? false : WORKER.containerdCertsDir },
     kubeProxy: {
       conntrack: kubeProxy.conntrackMaxPerCore !== undefined,
       conntrackMaxPerCore: kubeProxy.conntrackMaxPerCore ?? 0,
@@ -78,6 +81,8 @@ export function renderWorker(
     file(WORKER.cniLoopbackConf, 'templates/99-loopback.conf.hbs', []),
     file(WORKER.containerdConfig, `templates/containerd-config-v${ctr.major >= 2 ? 3 : 2}.toml.hbs`, ['containerd']),
     unit('containerd'),
+    // Registry mirrors: read by containerd at each pull, no restart.
+    ...renderRegistries(inv, templates),
     file(WORKER.kubeletConfig, 'templates/kubelet-config.yaml.hbs', ['kubelet']),
     unit('kubelet'),
     file(WORKER.kubeProxyConfig, 'templates/kube-proxy-config.yaml.hbs', ['kube-proxy']),

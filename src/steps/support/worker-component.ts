@@ -3,9 +3,11 @@
 // kubelet and kube-proxy are each one such step, so each reruns alone and each checks only the
 // binaries it needs.
 import type { DesiredFile } from '../../engine/desired.ts';
+import type { ProbeResult } from '../../engine/facts.ts';
 import type { Change, Step, StepContext } from '../../engine/types.ts';
 import type { RenderedFile } from '../../render/machine.ts';
 import { WORKER } from '../../layout.ts';
+import type { Command } from '../../shell.ts';
 import { binaryFiles, cniPluginFiles, hasBinary } from './binaries.ts';
 import { renderedFor } from './rendered.ts';
 import { serviceChanges } from './services.ts';
@@ -26,6 +28,12 @@ export interface WorkerComponent {
   files: (f: RenderedFile) => boolean;
   /** The systemd service it runs, if any. */
   service?: string;
+  /**
+   * What the component wrote on an earlier run and no longer wants (certs.d directories of
+   * registries gone from cluster.yaml): a probe asked in the same inspection, and the changes that
+   * remove them, given its answer and the paths the component installs now.
+   */
+  leftovers?: { probe: Command; changes(answer: ProbeResult, installed: readonly string[]): Change[] };
 }
 
 /** Builds the step for a worker component. */
@@ -42,9 +50,11 @@ export function workerComponentStep(c: WorkerComponent): Step {
       // Which files a component has does not depend on the machine's facts, only their content does.
       const paths = renderedFor(inventory, machine, 'bootstrap-workers', {}, c.files).files.map((f) => f.path);
       const services = c.service ? [c.service] : [];
-      const found = await inspect(facts, [...binaries.map((b) => b.path), ...paths], services, { resolved: RESOLVED_PROBE });
+      const probes = { resolved: RESOLVED_PROBE, ...(c.leftovers ? { leftovers: c.leftovers.probe } : {}) };
+      const found = await inspect(facts, [...binaries.map((b) => b.path), ...paths], services, probes);
       const rendered = renderedFor(inventory, machine, 'bootstrap-workers', workerRenderOptions(inventory, found.probes.resolved!), c.files);
-      const changes = fileChangesFrom(found, [...binaries, ...rendered.files]);
+      const removals = c.leftovers ? c.leftovers.changes(found.probes.leftovers!, paths) : [];
+      const changes = [...fileChangesFrom(found, [...binaries, ...rendered.files]), ...removals];
       if (!c.service) return changes;
       const inputs = [...rendered.inputs, ...c.binaries.map((b) => ({ path: `${WORKER.bin}/${b}`, services: [c.service!] }))];
       return [...changes, ...serviceChanges(found.services, services, inputs, changes)];
