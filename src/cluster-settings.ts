@@ -1,7 +1,7 @@
 // cluster.yaml: optional cluster-wide settings beside machines.txt, every key defaulting to the
 // KTHW values. Unknown keys and bad values are input errors naming the file and line.
 import { LineCounter, parseDocument, isMap, isScalar, type Node, type Pair } from 'yaml';
-import { InputError } from './errors.ts';
+import { InputError, quote } from './errors.ts';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { kindOf, readInputFile, statPath } from './input-file.ts';
@@ -94,18 +94,18 @@ const SAFE_WORD = /^[A-Za-z0-9_.-]+$/;
 const str =
   (pattern: RegExp, what: string): Check =>
   (v, say) => {
-    if (typeof v !== 'string' || !pattern.test(v)) say(`expected ${what}, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'string' || !pattern.test(v)) say(`expected ${what}, got ${quote(v)}`);
     return v;
   };
 const int =
   (min: number, max: number): Check =>
   (v, say) => {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
-      say(`expected a whole number from ${min} to ${max}, got ${JSON.stringify(v)}`);
+      say(`expected a whole number from ${min} to ${max}, got ${quote(v)}`);
     return v;
   };
 const cidr: Check = (v, say) => {
-  if (typeof v !== 'string') say(`expected a network like 10.200.0.0/16, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'string') say(`expected a network like 10.200.0.0/16, got ${quote(v)}`);
   const r = parseCidr(v as string);
   if (!r.ok) say(r.reason, r.meant ? `did you mean ${r.meant}?` : 'write it as a.b.c.d/n');
   return v;
@@ -124,8 +124,8 @@ const serviceCidr: Check = (v, say) => {
 };
 const portRange: Check = (v, say) => {
   const m = typeof v === 'string' ? /^(\d{1,5})-(\d{1,5})$/.exec(v) : null;
-  if (!m || Number(m[1]) >= Number(m[2]) || Number(m[2]) > 65535)
-    say(`expected a port range like 30000-32767, got ${JSON.stringify(v)}`);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) >= Number(m[2]) || Number(m[2]) > 65535)
+    say(`expected a port range like 30000-32767, got ${quote(v)}`, 'FIRST-LAST, ports from 1 to 65535, FIRST below LAST');
   return v;
 };
 const bool: Check = (v, say) => {
@@ -149,7 +149,7 @@ const oneOf =
   (choices: readonly string[]): Check =>
   (v, say) => {
     if (typeof v !== 'string' || !choices.includes(v))
-      say(`expected one of ${choices.join(', ')}, got ${JSON.stringify(v)}`);
+      say(`expected one of ${choices.join(', ')}, got ${quote(v)}`);
     return v;
   };
 
@@ -182,10 +182,10 @@ const SSH: Record<keyof SshSettings, Check> = {
   knownHosts: str(SAFE_PATH, 'a file path without spaces or shell characters'),
   jumpHost: (v, say) => {
     // [user@]host[:port], as ssh -J takes it (one hop); host may be an alias from the ssh config.
-    const m = typeof v === 'string' ? /^(?:([A-Za-z0-9_][A-Za-z0-9_.-]*)@)?([A-Za-z0-9_][A-Za-z0-9_.-]*)(?::(\d+))?$/.exec(v) : null;
-    if (!m) say(`expected a jump host like user@host:22, got ${JSON.stringify(v)}`, 'write [user@]host[:port]: one host name or address, no spaces');
+    const m = typeof v === 'string' ? /^(?:([A-Za-z0-9_][A-Za-z0-9_.-]*)@)?([A-Za-z0-9_][A-Za-z0-9_.-]*)(?::(\d{1,10}))?$/.exec(v) : null;
+    if (!m) say(`expected a jump host like user@host:22, got ${quote(v)}`, 'write [user@]host[:port]: one host name or address, no spaces');
     const port = m![3] === undefined ? undefined : Number(m![3]);
-    if (port !== undefined && (port < 1 || port > 65535)) say(`port ${m![3]} of ${JSON.stringify(v)} is not a port number`, 'use a port from 1 to 65535, e.g. admin@bastion:22');
+    if (port !== undefined && (port < 1 || port > 65535)) say(`port ${m![3]} of ${quote(v)} is not a port number`, 'use a port from 1 to 65535, e.g. admin@bastion:22');
     return v;
   },
   configFile: str(SAFE_PATH, 'a file path without spaces or shell characters'),
@@ -232,7 +232,7 @@ export function parseClusterSettings(text: string, file: string, opts: { dir?: s
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
       const line = lineOf(pair.key);
       if (!known.includes(key))
-        throw new InputError(`unknown key "${key}"${where}`, `known keys: ${known.join(', ')}`, { file, line });
+        throw new InputError(`unknown key ${quote(key)}${where}`, `known keys: ${known.join(', ')}`, { file, line });
       const value = isScalar(pair.value) ? pair.value.value : pair.value;
       fn(key, value, pair, lineOf(pair.value) ?? line);
     }
@@ -310,6 +310,21 @@ function checkSshFiles(ssh: SshSettings, dir: string, lineOf: (key: string) => n
   }
 }
 
+/** Ports the cluster's own components, and SSH, listen on, and who listens. */
+function portsTaken(s: ClusterSettings): Map<number, string> {
+  return new Map<number, string>([
+    [s.ssh.port, 'SSH (ssh.port), which hardway reaches the machines by'],
+    [2379, 'etcd (client port)'],
+    [2380, 'etcd (peer port)'],
+    [10248, "the kubelet's health check"],
+    [10249, "kube-proxy's metrics"],
+    [10250, "the kubelet's API"],
+    [10256, "kube-proxy's health check"],
+    [10257, 'kube-controller-manager'],
+    [10259, 'kube-scheduler'],
+  ]);
+}
+
 /**
  * Checks that involve several keys. The error names the line of the key set last in the file
  * (a default is never the culprit: only what the file says is).
@@ -319,6 +334,19 @@ function checkTogether(s: ClusterSettings, lineOf: (key: string) => number | und
     const line = Math.max(0, ...keys.map((k) => lineOf(k) ?? 0));
     throw new InputError(message, hint, line > 0 ? { file, line } : { file });
   };
+  const taken = portsTaken(s);
+  const apiUser = taken.get(s.apiPort);
+  if (apiUser !== undefined) {
+    fail(['apiPort', 'ssh.port'], `apiPort ${s.apiPort} is already used on the machines by ${apiUser}`,
+      `pick a port nothing else listens on, e.g. 6443 (the tutorial's); ports in use: ${[...taken].map(([p, who]) => `${p} ${who}`).join(', ')}`);
+  }
+  const [first, last] = s.nodePortRange.split('-').map(Number) as [number, number];
+  const covered = [[s.apiPort, 'the API server (apiPort)'] as const, ...taken].filter(([p]) => p >= first && p <= last);
+  if (covered.length > 0) {
+    fail(['nodePortRange', 'apiPort', 'ssh.port'], `nodePortRange ${s.nodePortRange} covers port ${covered[0]![0]}, used by ${covered[0]![1]}`,
+      'a NodePort Service opens its port on every worker, taking it from whatever listens there: ' +
+        `choose a range clear of ${covered.map(([p]) => p).join(', ')}, e.g. 30000-32767 (the default)`);
+  }
   if (s.certValidityDays <= s.renewBeforeDays) {
     fail(['certValidityDays', 'renewBeforeDays'],
       `certValidityDays (${s.certValidityDays}) must be greater than renewBeforeDays (${s.renewBeforeDays})`,

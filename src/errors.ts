@@ -73,8 +73,30 @@ export function formatError(e: InputError | FailureError | CommandError): string
   if (e instanceof InputError && e.where) {
     where = e.where.line ? `${e.where.file}:${e.where.line}: ` : `${e.where.file}: `;
   }
-  const hint = 'hint' in e && e.hint ? `\n  hint: ${e.hint}` : '';
-  return `error: ${where}${e.message}${hint}`;
+  const hint = 'hint' in e && e.hint ? `\n  hint: ${clip(e.hint, MAX_MESSAGE)}` : '';
+  // A remote command's stderr is shown whole; our own messages never echo a huge input whole.
+  const message = e instanceof CommandError ? e.message : clip(e.message, MAX_MESSAGE);
+  return `error: ${where}${message}${hint}`;
+}
+
+/** The longest message or hint printed whole; input quoted in them is cut much shorter (see quote). */
+const MAX_MESSAGE = 2000;
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}... (cut: ${text.length} characters in all)`;
+}
+
+/**
+ * A value from the user's input as an error message quotes it: in double quotes (JSON), and if
+ * long, cut after `max` characters with its length, so a 100 kB field is never echoed whole.
+ */
+export function quote(value: unknown, max = 60): string {
+  if (typeof value !== 'string') {
+    const text = JSON.stringify(value) ?? String(value);
+    return text.length <= max ? text : `${text.slice(0, max)}... (${text.length} characters)`;
+  }
+  if (value.length <= max) return JSON.stringify(value);
+  return `${JSON.stringify(value.slice(0, max)).slice(0, -1)}..." (${value.length} characters)`;
 }
 
 function indent(text: string): string {

@@ -1,7 +1,7 @@
 // machines.txt (KTHW format: `IPV4 FQDN HOSTNAME [POD_SUBNET]`) plus cluster.yaml -> a validated
 // Inventory. Every value that differs per machine or per cluster comes from here.
 import { dirname, join, resolve } from 'node:path';
-import { InputError } from './errors.ts';
+import { InputError, quote } from './errors.ts';
 import { displayPath, readInputFile } from './input-file.ts';
 import { loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
 import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
@@ -37,6 +37,22 @@ export interface Inventory {
 }
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * Addresses that cannot be a machine's: routing to them never reaches another machine (the last
+ * match wins, so 255.255.255.255 is named for what it is).
+ */
+const SPECIAL_ADDRESSES: Array<[string, string]> = [
+  ['0.0.0.0/8', '"this network" (0.0.0.0 means any address of the machine itself)'],
+  ['127.0.0.0/8', 'a loopback address (every machine is its own 127.x.x.x)'],
+  ['169.254.0.0/16', 'a link-local address (not routed between networks)'],
+  ['224.0.0.0/4', 'a multicast address'],
+  ['240.0.0.0/4', 'a reserved address'],
+  ['255.255.255.255/32', 'the broadcast address'],
+];
+
+/** The pod subnet a worker needs at least: the kubelet runs up to 110 pods (its default maxPods). */
+export const SMALLEST_POD_PREFIX = 25;
 
 /**
  * Names that every machine's /etc/hosts already gives to the machine itself or to special
@@ -94,33 +110,38 @@ export function parseInventory(
     }
     const unsafe = fields.find((f) => !/^[A-Za-z0-9./-]+$/.test(f));
     if (unsafe !== undefined) {
-      fail(line, `"${unsafe}" contains characters that are not allowed (only letters, digits, ".", "-", "/")`,
+      fail(line, `${quote(unsafe)} contains characters that are not allowed (only letters, digits, ".", "-", "/")`,
         'names and addresses may not contain shell characters, quotes or spaces');
     }
     const [ip, fqdn, hostname, subnet] = fields as [string, string, string, string | undefined];
     const ipNum = parseIPv4(ip);
-    if (ipNum === undefined) fail(line, `"${ip}" is not a valid IPv4 address`, 'write it as four numbers 0-255, e.g. 10.240.0.20');
+    if (ipNum === undefined) fail(line, `${quote(ip)} is not a valid IPv4 address`, 'write it as four numbers 0-255, e.g. 10.240.0.20');
+    const special = SPECIAL_ADDRESSES.filter(([cidr]) => contains((parseCidr(cidr) as { ok: true; net: Network }).net, ipNum!)).pop();
+    if (special) {
+      fail(line, `${ip} is ${special[1]}, not an address another machine can reach`,
+        'write the address the machine has on the network the other machines and the jumpbox reach it by, e.g. 10.240.0.20');
+    }
     const labels = fqdn.split('.');
     if (fqdn.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l))) {
-      fail(line, `"${fqdn}" is not a valid fully qualified domain name`,
+      fail(line, `${quote(fqdn)} is not a valid fully qualified domain name`,
         'lower-case labels of letters, digits and "-", separated by dots, e.g. node-0.kubernetes.local');
     }
     if (!LABEL.test(hostname)) {
-      fail(line, `"${hostname}" is not a valid hostname`, 'a lower-case label of letters, digits and "-", e.g. node-0');
+      fail(line, `${quote(hostname)} is not a valid hostname`, 'a lower-case label of letters, digits and "-", e.g. node-0');
     }
     for (const name of [hostname, fqdn]) {
       if (RESERVED_NAMES.has(name) || name.endsWith('.localhost')) {
-        fail(line, `"${name}" is a reserved name: /etc/hosts gives it to the machine itself or a special address`,
+        fail(line, `${quote(name)} is a reserved name: /etc/hosts gives it to the machine itself or a special address`,
           `pin-hosts would make it mean ${ip} on every machine; give this machine its own name, e.g. node-0.kubernetes.local node-0`);
       }
     }
     if (labels[0] !== hostname) {
-      fail(line, `hostname "${hostname}" is not the first label of FQDN "${fqdn}"`,
+      fail(line, `hostname ${quote(hostname)} is not the first label of FQDN ${quote(fqdn)}`,
         `the kubelet's node name comes from the hostname; write "${labels[0]}" or change the FQDN`);
     }
     for (const [key, value] of [['ip', ip], ['fqdn', fqdn], ['hostname', hostname]] as const) {
       const prev = seen[key].get(value);
-      if (prev !== undefined) fail(line, `duplicate ${key === 'ip' ? 'IP address' : key === 'fqdn' ? 'FQDN' : 'hostname'} "${value}" (also on line ${prev})`, 'every machine needs its own IP, FQDN and hostname');
+      if (prev !== undefined) fail(line, `duplicate ${key === 'ip' ? 'IP address' : key === 'fqdn' ? 'FQDN' : 'hostname'} ${quote(value)} (also on line ${prev})`, 'every machine needs its own IP, FQDN and hostname');
       seen[key].set(value, line);
     }
     const machine: Machine = { ip, fqdn, hostname, role: subnet ? 'worker' : 'control-plane', line };
@@ -133,7 +154,11 @@ export function parseInventory(
           'pick a subnet inside clusterCidr, or change clusterCidr in cluster.yaml');
       }
       if (overlaps(net, serviceNet)) fail(line, `pod subnet ${subnet} overlaps the service CIDR ${settings.serviceCidr}`, 'pick another subnet');
-      if (net.prefix > 30) fail(line, `pod subnet ${subnet} is too small for pods`, 'use a /24 (up to 253 pod IPs) or larger');
+      if (net.prefix > SMALLEST_POD_PREFIX) {
+        fail(line, `pod subnet ${subnet} is too small for the node's pods: it holds ${2 ** (32 - net.prefix)} addresses`,
+          `use a /${SMALLEST_POD_PREFIX} or larger (the tutorial uses a /24): the kubelet runs up to 110 pods (its default maxPods), ` +
+            `each needs an address, and the network, the bridge and the broadcast address take three more; a /${SMALLEST_POD_PREFIX} holds ${2 ** (32 - SMALLEST_POD_PREFIX) - 3} pods`);
+      }
       for (const other of nets) {
         if (overlaps(net, other.net)) {
           fail(line, `pod subnet ${subnet} overlaps ${other.net.text} of ${other.m.hostname} (line ${other.m.line})`,
@@ -156,8 +181,18 @@ export function parseInventory(
           'pod subnets must not overlap the machines\' own network');
       }
     }
+    if (contains(clusterNet, ipNum)) {
+      fail(m.line, `IP ${m.ip} of ${m.hostname} lies inside the cluster CIDR ${settings.clusterCidr}, the pods' network`,
+        'machine addresses must be outside clusterCidr (routes send that range to the pods), or change clusterCidr in cluster.yaml');
+    }
   }
 
+  if (machines.length === 0) {
+    throw new InputError('no machines: the file has no machine lines (only blank lines or comments)',
+      'one machine per line, "IP FQDN HOSTNAME [POD_SUBNET]": a control-plane machine without a pod subnet, ' +
+        'e.g. "10.240.0.10 server.kubernetes.local server", and workers with one, e.g. "10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24"',
+      { file: shown });
+  }
   const controlPlanes = machines.filter((m) => m.role === 'control-plane');
   if (controlPlanes.length === 0) {
     throw new InputError('no control-plane machine: every line has a pod subnet',

@@ -1,4 +1,5 @@
 // IPv4 address and network arithmetic for validating the inventory and deriving addresses.
+import { quote } from '../errors.ts';
 
 /** An IPv4 network: base address as an unsigned 32-bit number and prefix length. */
 export interface Network {
@@ -31,10 +32,10 @@ export type CidrResult = { ok: true; net: Network } | { ok: false; reason: strin
 /** Parses `a.b.c.d/n`, refusing host bits set (and saying which network was meant). */
 export function parseCidr(text: string): CidrResult {
   const m = /^([^/]+)\/(\d{1,2})$/.exec(text);
-  if (!m) return { ok: false, reason: `"${text}" is not in CIDR form a.b.c.d/n` };
+  if (!m) return { ok: false, reason: `${quote(text)} is not in CIDR form a.b.c.d/n` };
   const addr = parseIPv4(m[1]!);
   const prefix = Number(m[2]);
-  if (addr === undefined) return { ok: false, reason: `"${m[1]}" is not a valid IPv4 address` };
+  if (addr === undefined) return { ok: false, reason: `${quote(m[1])} is not a valid IPv4 address` };
   if (prefix > 32) return { ok: false, reason: `prefix /${prefix} is larger than 32` };
   const base = (addr & mask(prefix)) >>> 0;
   if (base !== addr) {

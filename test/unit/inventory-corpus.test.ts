@@ -42,7 +42,7 @@ const cases: Case[] = [
   { name: 'pod subnet contains a machine IP', machines: `10.200.5.10 server.kubernetes.local server\n10.240.0.20 node-0.kubernetes.local node-0 10.200.5.0/24`, where: 'machines.txt:2:', message: /contains the IP 10\.200\.5\.10 of server/ },
   { name: 'machine IP in service CIDR', machines: `10.32.0.9 server.kubernetes.local server\n${NODE0}`, where: 'machines.txt:1:', message: /inside the service CIDR/ },
   { name: 'no control plane', machines: `${NODE0}\n${NODE1}`, where: 'machines.txt:', message: /no control-plane machine/ },
-  { name: 'empty file', machines: `# nothing here\n\n`, where: 'machines.txt:', message: /no control-plane machine/ },
+  { name: 'empty file', machines: `# nothing here\n\n`, where: 'machines.txt:', message: /^error: \S*machines\.txt: no machines: the file has no machine lines \(only blank lines or comments\)\n/ },
   { name: 'shell metacharacter', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0;rm 10.200.0.0/24`, where: 'machines.txt:2:', message: /"node-0;rm" contains characters that are not allowed/ },
   { name: 'command substitution', machines: `10.240.0.10 $(reboot).kubernetes.local server`, where: 'machines.txt:1:', message: /contains characters that are not allowed/ },
   { name: 'quote in a name', machines: `10.240.0.10 server.kubernetes.local ser'ver`, where: 'machines.txt:1:', message: /contains characters that are not allowed/ },
@@ -81,7 +81,47 @@ const cases: Case[] = [
   { name: 'cluster.yaml jump host port 0', machines: SERVER, cluster: 'ssh:\n  jumpHost: bastion:0\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: port 0 of "bastion:0" is not a port number/ },
   { name: 'cluster.yaml jump host of a bad form', machines: SERVER, cluster: 'ssh:\n  jumpHost: a@b@c\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: expected a jump host like user@host:22, got "a@b@c"/ },
   { name: 'cluster.yaml jump host that is an ssh option', machines: SERVER, cluster: 'ssh:\n  jumpHost: -oProxyCommand=x\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: expected a jump host/ },
+  // Issue 11, defect 9: smaller gaps.
+  { name: 'machine IP 0.0.0.0', machines: `0.0.0.0 server.kubernetes.local server`, where: 'machines.txt:1:', message: /0\.0\.0\.0 is "this network" .*, not an address another machine can reach/ },
+  { name: 'machine IP 255.255.255.255', machines: `${SERVER}\n255.255.255.255 node-0.kubernetes.local node-0 10.200.0.0/24`, where: 'machines.txt:2:', message: /255\.255\.255\.255 is the broadcast address/ },
+  { name: 'machine IP 127.0.0.1', machines: `127.0.0.1 server.kubernetes.local server`, where: 'machines.txt:1:', message: /127\.0\.0\.1 is a loopback address/ },
+  { name: 'machine IP elsewhere in 127.0.0.0/8', machines: `${SERVER}\n127.1.2.3 node-0.kubernetes.local node-0 10.200.0.0/24`, where: 'machines.txt:2:', message: /127\.1\.2\.3 is a loopback address/ },
+  { name: 'machine IP multicast', machines: `224.0.0.5 server.kubernetes.local server`, where: 'machines.txt:1:', message: /224\.0\.0\.5 is a multicast address/ },
+  { name: 'machine IP inside the cluster CIDR', machines: `${SERVER}\n${NODE0}\n10.200.99.5 node-1.kubernetes.local node-1 10.200.1.0/24`, where: 'machines.txt:3:', message: /IP 10\.200\.99\.5 of node-1 lies inside the cluster CIDR 10\.200\.0\.0\/16, the pods' network/ },
+  { name: 'pod subnet /30', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/30`, where: 'machines.txt:2:', message: /pod subnet 10\.200\.0\.0\/30 is too small for the node's pods: it holds 4 addresses\n  hint: use a \/25 or larger .*maxPods/ },
+  { name: 'pod subnet /26', machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/26`, where: 'machines.txt:2:', message: /is too small for the node's pods: it holds 64 addresses/ },
+  ...[[2379, 'etcd \\(client port\\)'], [2380, 'etcd \\(peer port\\)'], [10250, "the kubelet's API"], [10257, 'kube-controller-manager'], [10259, 'kube-scheduler'], [22, 'SSH \\(ssh\\.port\\)']].map(([port, who]) => (
+    { name: `cluster.yaml apiPort ${port}`, machines: SERVER, cluster: `apiPort: ${port}\n`, where: 'cluster.yaml:1:', message: new RegExp(`apiPort ${port} is already used on the machines by ${who}`) })),
+  { name: 'cluster.yaml apiPort equal to ssh.port', machines: SERVER, cluster: 'apiPort: 2222\nssh:\n  port: 2222\n', where: 'cluster.yaml:3:', message: /apiPort 2222 is already used on the machines by SSH \(ssh\.port\)/ },
+  { name: 'cluster.yaml node ports covering the API port', machines: SERVER, cluster: 'nodePortRange: 6000-7000\n', where: 'cluster.yaml:1:', message: /nodePortRange 6000-7000 covers port 6443, used by the API server \(apiPort\)/ },
+  { name: 'cluster.yaml node ports covering a moved API port', machines: SERVER, cluster: 'nodePortRange: 30000-32767\napiPort: 31000\n', where: 'cluster.yaml:2:', message: /nodePortRange 30000-32767 covers port 31000, used by the API server/ },
+  { name: 'cluster.yaml node ports covering SSH', machines: SERVER, cluster: 'nodePortRange: 1-1000\n', where: 'cluster.yaml:1:', message: /nodePortRange 1-1000 covers port 22, used by SSH/ },
+  { name: 'cluster.yaml node ports from port 0', machines: SERVER, cluster: 'nodePortRange: 0-1\n', where: 'cluster.yaml:1:', message: /nodePortRange: expected a port range like 30000-32767, got "0-1"/ },
 ];
+
+describe('a huge field is never echoed whole', () => {
+  const huge = 'a'.repeat(100_000);
+  for (const [name, machines, cluster] of [
+    ['a 100 kB hostname', `10.240.0.10 server.kubernetes.local ${huge}`, undefined],
+    ['a 100 kB field with a bad character', `10.240.0.10 server.kubernetes.local server ${huge};`, undefined],
+    ['a 100 kB IP address', `${huge} server.kubernetes.local server`, undefined],
+    ['a 100 kB pod subnet', `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0 ${huge}`, undefined],
+    ['a 100 kB cluster domain', SERVER, `clusterDomain: ${huge}\n`],
+    // YAML itself refuses a plain key longer than 1024 characters (without quoting it).
+    ['a 1000-character unknown key', SERVER, `${huge.slice(0, 1000)}: 1\n`],
+    ['a 100 kB CIDR', SERVER, `clusterCidr: ${huge}\n`],
+  ] as const) {
+    it(name, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'hardway-huge-'));
+      writeFileSync(join(dir, 'machines.txt'), machines + '\n');
+      if (cluster !== undefined) writeFileSync(join(dir, 'cluster.yaml'), cluster);
+      const run = await runCli(['inventory', '--machines', join(dir, 'machines.txt')], dir);
+      expect(run.code).toBe(2);
+      expect(run.stderr.length).toBeLessThan(1000);
+      expect(run.stderr).toMatch(/"a{60}\.\.\." \(100\d* characters\)/);
+    });
+  }
+});
 
 describe('bad inputs are refused with file, line, problem and exit 2', () => {
   it('has a corpus of at least 25 cases', () => {

@@ -44,6 +44,12 @@ describe('inventory', () => {
     expect(s.ssh).toMatchObject({ identityFile: 'id_test', configFile: './ssh_config', knownHosts: '~/known_hosts', jumpHost: 'admin@10.0.0.1:2222' });
   });
 
+  it('takes a /25 pod subnet (room for the kubelet\'s 110 pods) and a node port range clear of every port in use', () => {
+    const settings = parseClusterSettings('nodePortRange: 40000-40100\napiPort: 443\n', 'cluster.yaml');
+    const inv = parse('10.240.0.10 server.kubernetes.local server\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.128/25\n', settings);
+    expect(inv.workers[0]!.podSubnet).toBe('10.200.0.128/25');
+  });
+
   it('matches machine names exactly: node-1 never selects node-10', () => {
     const inv = parse(
       '10.240.0.10 server.kubernetes.local server\n' +
