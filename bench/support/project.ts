@@ -1,21 +1,12 @@
 // A fresh lab made ready for `hardway up` the way the README's demo does it: lab up, binaries from
-// Debian packages, the Kubernetes server binaries replaced by the repository's TEST STAND-INS, and
-// pki/ made beforehand (so the timed `up` is the push, not RSA key generation).
-import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+// Debian packages and the Kubernetes server binaries built from Debian's source package (`hardway
+// download --source debian`), the offline images, and pki/ made beforehand (so the timed `up` is the
+// push, not RSA key generation).
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadInventory } from '../../src/inventory.ts';
 import { hardway, mustSucceed } from './run.ts';
-
-const STAND_INS = new URL('../../test/fixtures/stand-ins/', import.meta.url).pathname;
-/** The stand-ins and where `hardway download` would have put the real binaries. */
-const STAND_IN_PLACES: Record<string, string> = {
-  'kube-apiserver': 'controller',
-  'kube-controller-manager': 'controller',
-  'kube-scheduler': 'controller',
-  kubelet: 'worker',
-  'kube-proxy': 'worker',
-};
 
 /** A lab with its project directory. */
 export interface BenchLab {
@@ -46,16 +37,10 @@ export async function freshLab(name: string, subnet: string, workers: number, di
   return { name, dir, sshConfig: join(dir, 'ssh_config'), hosts, labUpSeconds: up.seconds };
 }
 
-/** Fills downloads/ (Debian packages + stand-ins) and pki/; returns the seconds pki/ took. */
+/** Fills downloads/ (Debian packages, Kubernetes built from source), images/ and pki/; returns the seconds each took. */
 export async function prepareProject(dir: string): Promise<{ downloadSeconds: number; pkiSeconds: number }> {
   const dl = mustSucceed(await hardway(['download', '--source', 'debian'], { cwd: dir }), 'hardway download --source debian');
-  for (const [name, sub] of Object.entries(STAND_IN_PLACES)) {
-    // copyFileSync follows the fixture's symlink (cp -L): the machine gets the script itself.
-    const target = join(dir, 'downloads', sub, name);
-    copyFileSync(join(STAND_INS, name), target);
-    chmodSync(target, 0o755);
-    if (!readFileSync(target, 'utf8').includes('TEST STAND-IN')) throw new Error(`${target} is not the test stand-in`);
-  }
+  mustSucceed(await hardway(['build-images'], { cwd: dir }), 'hardway build-images');
   let pkiSeconds = 0;
   for (const cmd of ['certs', 'kubeconfigs', 'encryption-config']) {
     pkiSeconds += mustSucceed(await hardway([cmd], { cwd: dir }), `hardway ${cmd}`).seconds;

@@ -1,7 +1,5 @@
-// Judging a `hardway up --keep-going --json` run on a lab with TEST STAND-INS for the Kubernetes
-// server binaries: the stand-ins serve no API, so kubelet-rbac cannot apply its objects and verify
-// cannot list nodes. Those two failures are by design; every other step on every machine must have
-// converged (changed or unchanged) for the push to count as complete.
+// Judging a `hardway up --keep-going --json` run: every step on every machine must have converged
+// (changed or unchanged), verify included (API answers, nodes Ready), for the push to count as complete.
 
 /** One step on one machine, and the whole --json summary: the engine's own types. */
 export type { HostResult as StepResult, RunResult as UpSummary } from '../../src/engine/types.ts';
@@ -14,20 +12,9 @@ export function parseSummary(stdout: string): UpSummary {
   return JSON.parse(line) as UpSummary;
 }
 
-/** True for the failures a stand-in API causes (and nothing else). */
-function failsOnlyForNoApi(r: StepResult): boolean {
-  if (r.status !== 'failed' || !r.error) return false;
-  if (r.step === 'kubelet-rbac') return /did not answer/.test(r.error);
-  if (r.step === 'verify') {
-    const problems = r.error.split('\n').filter((l) => /^\s*- /.test(l));
-    return problems.length > 0 && problems.every((p) => /the API does not answer/.test(p));
-  }
-  return false;
-}
-
 /** Results that keep the push from counting as complete (empty: complete). */
 export function incomplete(s: UpSummary): StepResult[] {
-  return s.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged' && !failsOnlyForNoApi(r));
+  return s.results.filter((r) => r.status !== 'changed' && r.status !== 'unchanged');
 }
 
 /** One line naming each result that is not as it should be. */
