@@ -43,16 +43,22 @@ async function hardwayCerts(dir: string): Promise<void> {
   await run(process.execPath, [HARDWAY, 'certs', '--machines', join(dir, 'machines.txt')], { maxBuffer: 1 << 24 });
 }
 
+/** The tutorial's file and section name of an identity: node-0, etcd-server-server (hardway's are node-0/kubelet, server/etcd-server). */
+function flat(id: Identity | CaIdentity): string {
+  return 'machine' in id && id.machine !== undefined ? (id.role === 'kubelet' ? id.machine : `etcd-server-${id.machine}`) : id.name;
+}
+
 /** The tutorial's openssl.cnf sections for one identity (subject, extensions), or a CA. */
 function confSection(id: Identity | CaIdentity): string {
+  const name = flat(id);
   const dn = [`CN = ${id.subject.CN}`, ...(id.subject.O ? [`O = ${id.subject.O}`] : [])].join('\n');
   const ext = 'issuer' in id
     ? ['basicConstraints = CA:FALSE', 'keyUsage = critical, digitalSignature, keyEncipherment',
       `extendedKeyUsage = ${id.usages.join(', ')}`, 'subjectKeyIdentifier = hash',
       ...(id.sans.length ? [`subjectAltName = ${id.sans.join(', ')}`] : [])]
     : ['basicConstraints = critical, CA:TRUE', 'keyUsage = critical, keyCertSign, cRLSign', 'subjectKeyIdentifier = hash'];
-  return `[${id.name}]\nprompt = no\ndistinguished_name = ${id.name}_dn\nreq_extensions = ${id.name}_ext\nx509_extensions = ${id.name}_ext\n` +
-    `[${id.name}_ext]\n${ext.join('\n')}\n[${id.name}_dn]\n${dn}\n`;
+  return `[${name}]\nprompt = no\ndistinguished_name = ${name}_dn\nreq_extensions = ${name}_ext\nx509_extensions = ${name}_ext\n` +
+    `[${name}_ext]\n${ext.join('\n')}\n[${name}_dn]\n${dn}\n`;
 }
 
 function genKeyArgs(algorithm: KeyAlgorithm, out: string): string[] {
@@ -72,10 +78,11 @@ async function opensslLoop(dir: string, algorithm: KeyAlgorithm, leaves: Identit
       '-config', conf, '-section', ca.name, '-out', `${ca.name}.crt`]);
   }
   for (const id of leaves) {
-    await o(genKeyArgs(algorithm, `${id.name}.key`));
-    await o(['req', '-new', '-key', `${id.name}.key`, '-sha256', '-config', conf, '-section', id.name, '-out', `${id.name}.csr`]);
-    await o(['x509', '-req', '-days', '3653', '-in', `${id.name}.csr`, '-copy_extensions', 'copyall', '-sha256',
-      '-CA', `${id.issuer}.crt`, '-CAkey', `${id.issuer}.key`, '-CAcreateserial', '-out', `${id.name}.crt`]);
+    const name = flat(id);
+    await o(genKeyArgs(algorithm, `${name}.key`));
+    await o(['req', '-new', '-key', `${name}.key`, '-sha256', '-config', conf, '-section', name, '-out', `${name}.csr`]);
+    await o(['x509', '-req', '-days', '3653', '-in', `${name}.csr`, '-copy_extensions', 'copyall', '-sha256',
+      '-CA', `${id.issuer}.crt`, '-CAkey', `${id.issuer}.key`, '-CAcreateserial', '-out', `${name}.crt`]);
   }
 }
 
