@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { loadClusterSettings } from '../cluster-settings.ts';
 import { InputError } from '../errors.ts';
+import { statPath } from '../input-file.ts';
 import { hostArch, parseArch } from '../download/arch.ts';
 import { cacheDir } from '../download/cache.ts';
 import { downloadFromDebian } from '../download/debian.ts';
@@ -42,6 +43,9 @@ export const downloadCommand: CliCommand = {
     const machines = resolve(cwd, String(values.machines));
     if (!existsSync(machines) && values.machines !== INVENTORY_OPTIONS.machines!.default) {
       throw new InputError(`${String(values.machines)} not found`, 'pass --machines FILE of your project (downloads/ goes beside it)');
+    }
+    if (statPath(machines, String(values.machines), 'pass --machines FILE of your project (downloads/ goes beside it)')?.isDirectory()) {
+      throw new InputError(`${String(values.machines)} is a directory, not a file`, 'pass --machines FILE of your project (downloads/ goes beside it)');
     }
     const projectDir = dirname(machines);
     const cache = cacheDir(env);

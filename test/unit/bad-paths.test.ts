@@ -33,6 +33,7 @@ describe('bad paths are input errors', () => {
     const p = makeProject();
     refused(await runCli(['certs', '--machines', p.dir], p.dir), `${p.dir} is a directory, not a file`);
     refused(await runCli(['pin-hosts', '--machines', p.dir], p.dir), `${p.dir} is a directory, not a file`);
+    refused(await runCli(['download', '--arch', 'amd64', '--machines', p.dir], p.dir), `${p.dir} is a directory, not a file`);
   });
 
   it('cluster.yaml is a directory, or a link to nothing', async () => {
