@@ -39,7 +39,8 @@ export function userData(prefix: string, vm: VmRecord, authorizedKey: string, ho
     ssh_authorized_keys: [authorizedKey.trim()],
     // The image's own host keys are deleted and this one is the only one sshd presents.
     ssh_deletekeys: true,
-    ssh_keys: { ed25519_private: hostKey.privateKey.trimEnd() + '\n', ed25519_public: hostKey.publicKey.trim() },
+    // Both as ssh-keygen writes them, newline-terminated: cloud-init writes the files as given.
+    ssh_keys: { ed25519_private: hostKey.privateKey.trimEnd() + '\n', ed25519_public: hostKey.publicKey.trim() + '\n' },
     write_files: [{ path: MARKER_FILE, permissions: '0644', owner: 'root:root', content: markerText(prefix, vm) }],
   };
   return [

@@ -60,11 +60,11 @@ describe('user-data', () => {
     });
     expect(c.ssh_keys.ed25519_private).toBe(hostKey.privateKey);
     expect(c.ssh_keys.ed25519_private).toMatch(/^-----BEGIN OPENSSH PRIVATE KEY-----\n[\s\S]+-----END OPENSSH PRIVATE KEY-----\n$/);
-    expect(c.ssh_keys.ed25519_public).toBe(hostKey.publicKey);
+    expect(c.ssh_keys.ed25519_public).toBe(`${hostKey.publicKey}\n`);
     expect(c.write_files).toEqual([{ path: MARKER_FILE, permissions: '0644', owner: 'root:root', content: expect.any(String) }]);
     expect(parseMarker(c.write_files[0]!.content!)).toEqual({ prefix: 'k8s', vm: 'k8s-node-0', id: '0d6f-test' });
-    // The public key is one line: long lines are not folded.
-    expect(text).toContain(`ed25519_public: ${hostKey.publicKey}\n`);
+    // The public key stays one line: long lines are not folded.
+    expect(text).toContain(`ed25519_public: |\n    ${hostKey.publicKey}\n`);
   });
 });
 
