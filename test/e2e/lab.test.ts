@@ -35,8 +35,18 @@ function nspawnPids(lab = NAME): string {
   }
 }
 
+/** The kubelet's host-wide settings, as this host has them. */
+const KUBELET_SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes'];
+const sysctls = () => KUBELET_SYSCTLS.map((k) => `${k}=${readFileSync(`/proc/sys/${k}`, 'utf8').trim()}`);
+/** Labs on this host besides ours (another suite's, a developer's): then the settings stay held. */
+const otherLabs = () => (existsSync('/var/lib/hardway/labs') ? execFileSync('ls', ['/var/lib/hardway/labs'], { encoding: 'utf8' }).split('\n').filter((n) => n && n !== NAME) : []);
+let hostBefore: string[] = [];
+let aloneAtStart = false;
+
 beforeAll(async () => {
   if (process.getuid?.() !== 0) throw new Error('the lab e2e suite needs root (it runs systemd-nspawn); run npm test as root');
+  aloneAtStart = otherLabs().length === 0;
+  hostBefore = sysctls();
   lab = await startLab({ name: NAME, subnet: SUBNET, servers: 1, workers: 2 });
 });
 
@@ -151,9 +161,26 @@ describe('hardway lab', () => {
     expect(r.stderr).toMatch(/no machine named "node-7".*\n.*its machines: server, node-0, node-1/);
   });
 
+  it('gives every machine what a real kubelet needs: /dev/kmsg, writable cgroup controllers, /var/lib/containerd off the overlay root, the kubelet\'s host settings', async () => {
+    for (const m of lab.machines) {
+      const out = await lab.run(m.hostname, [
+        'stat -c %t:%T /dev/kmsg',
+        'systemctl is-active hardway-lab-kubelet-host',
+        'mkdir /sys/fs/cgroup/cpu/e2e-probe && rmdir /sys/fs/cgroup/cpu/e2e-probe && echo cgroup-writable',
+        'findmnt -n -o FSTYPE /var/lib/containerd',
+      ].join('; '));
+      expect(out.trim().split('\n'), m.hostname).toEqual(['1:b', 'active', 'cgroup-writable', 'ext4']);
+    }
+    // Host-wide: what the kubelet would write, set by the lab (the machines cannot).
+    expect(sysctls()).toEqual(['vm/overcommit_memory=1', 'vm/panic_on_oom=0', 'kernel/panic=10', 'kernel/panic_on_oops=1',
+      'kernel/keys/root_maxkeys=1000000', 'kernel/keys/root_maxbytes=25000000']);
+  });
+
   it('down leaves no process, mount or bridge behind, and is idempotent', async () => {
     const r = await hardway(['lab', 'down', '--name', NAME]);
     expect(r.code).toBe(0);
+    // The last lab on the host puts the host settings back (with another lab up they stay held).
+    if (aloneAtStart && otherLabs().length === 0) expect(sysctls()).toEqual(hostBefore);
     expect(nspawnPids()).toBe('');
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(STATE);
     expect(execFileSync('ip', ['-br', 'link'], { encoding: 'utf8' })).not.toMatch(/hw-e2e-lab|vb-e2e-lab/);
