@@ -9,6 +9,7 @@ import { labDown, labDownAll } from '../lab/down.ts';
 import { DEFAULT_LAB, defaultDir, defaultLabPaths } from '../lab/names.ts';
 import { LAB_FILES } from '../lab/outputs.ts';
 import { findMachine } from '../lab/plan.ts';
+import { LAB_REGISTRY_MIRROR, LAB_REGISTRY_NAME, REGISTRY_HOSTNAME, REGISTRY_OFFSET } from '../lab/registry.ts';
 import { checkLabHost } from '../lab/preconditions.ts';
 import type { ProgressOptions } from '../lab/progress.ts';
 import { listLabs, readState, resolveLab } from '../lab/state.ts';
@@ -37,7 +38,7 @@ function oneMachine(ctx: CliContext, cmd: string): string {
 
 function describeLab(state: LabState): string {
   const { spec } = state.plan;
-  const lines = state.plan.machines.map((m) => `  ${m.hostname.padEnd(10)} ${m.ip}`);
+  const lines = state.plan.machines.map((m) => `  ${m.hostname.padEnd(10)} ${m.ip}${m.role === 'registry' ? `   (lab registry, not in machines.txt: ${LAB_REGISTRY_NAME}/... pulls from it)` : ''}`);
   return [
     `lab "${spec.name}" on ${spec.subnet} (bridge ${state.plan.bridge}), files in ${spec.dir}:`,
     ...lines,
@@ -55,6 +56,11 @@ export const labUpCommand: CliCommand = {
     '(one server is named "server", several are server-0, server-1...). Writes machines.txt, cluster.yaml,',
     'id_ed25519, known_hosts and ssh_config into DIR, so "cd DIR && hardway ..." needs no flags.',
     'Needs root. Nothing leaves the lab: no NAT, no route out, cloud-init reads only its local seed.',
+    `With --registry, one more machine, "${REGISTRY_HOSTNAME}" at .${REGISTRY_OFFSET}: Debian's docker-registry as a`,
+    'systemd service (its .deb fetched here with apt-get download, installed in the machine), not in',
+    'machines.txt. The images of DIR/images/ (built first if there are none) are pushed into it with',
+    `skopeo, and cluster.yaml maps ${LAB_REGISTRY_NAME} to it (registries: mirror ${LAB_REGISTRY_MIRROR}),`,
+    `so ${LAB_REGISTRY_NAME}/hardway/web:1 pulls on every worker. Rerun it to push new images.`,
   ].join('\n'),
   options: {
     name: { type: 'string', arg: 'NAME', default: DEFAULT_LAB, description: 'lab name (1-12 of a-z 0-9 -), the bridge is hw-NAME' },
@@ -62,13 +68,18 @@ export const labUpCommand: CliCommand = {
     workers: { type: 'string', arg: 'N', default: '2', description: 'worker machines' },
     subnet: { type: 'string', arg: 'CIDR', default: '10.240.0.0/24', description: 'the lab network; the host bridge takes its first address' },
     dir: { type: 'string', arg: 'DIR', description: 'where to write the lab files (default: ./lab, or ./lab-NAME for other names)' },
+    registry: { type: 'boolean', description: `a registry machine too (docker-registry at .${REGISTRY_OFFSET}) with DIR/images/ in it` },
   },
   async run(ctx) {
     const name = ctx.values.name as string;
     const dir = resolve(ctx.cwd, (ctx.values.dir as string | undefined) ?? defaultDir(name));
-    const spec = { name, servers: wholeNumber(ctx, 'servers'), workers: wholeNumber(ctx, 'workers'), subnet: ctx.values.subnet as string, dir };
+    const spec = {
+      name, servers: wholeNumber(ctx, 'servers'), workers: wholeNumber(ctx, 'workers'), subnet: ctx.values.subnet as string, dir,
+      ...(ctx.values.registry ? { registry: true } : {}),
+    };
     const result = await labUp(spec, pathsOf(ctx), progressOf(ctx));
     for (const line of result.hostChanges) say(ctx.stdout, line);
+    for (const line of result.registry) say(ctx.stdout, line);
     if (result.alreadyRunning) say(ctx.stdout, 'already running, nothing to do:');
     say(ctx.stdout, describeLab(result.state));
     return 0;

@@ -7,6 +7,7 @@ import { parseDocument } from 'yaml';
 import { InputError } from '../errors.ts';
 import { PAUSE_IMAGE } from '../images/names.ts';
 import { local } from './local.ts';
+import { LAB_REGISTRY_MIRROR, LAB_REGISTRY_NAME } from './registry.ts';
 import type { LabMachine, LabPlan } from './types.ts';
 
 /** File names inside the lab directory. */
@@ -20,7 +21,8 @@ export const LAB_FILES = {
 
 /** machines.txt in the Kubernetes the Hard Way format: IP FQDN HOSTNAME [POD_SUBNET]. */
 export function machinesTxt(plan: LabPlan): string {
-  const lines = plan.machines.map((m) => [m.ip, m.fqdn, m.hostname, m.podSubnet].filter(Boolean).join(' '));
+  // The registry machine is lab infrastructure, not a machine of the cluster.
+  const lines = plan.machines.filter((m) => m.role !== 'registry').map((m) => [m.ip, m.fqdn, m.hostname, m.podSubnet].filter(Boolean).join(' '));
   return `# Lab "${plan.spec.name}" (hardway lab up): IP FQDN HOSTNAME [POD_SUBNET]\n${lines.join('\n')}\n`;
 }
 
@@ -29,7 +31,7 @@ export function machinesTxt(plan: LabPlan): string {
  * keys of an existing file are kept. The cluster settings are ordinary keys a user of real
  * machines may set too: the product's steps have no "if lab" branch.
  */
-export function clusterYaml(existing: string | undefined, lab: string): string {
+export function clusterYaml(existing: string | undefined, lab: string, opts: { registry?: boolean } = {}): string {
   const doc = parseDocument(existing ?? `# cluster.yaml: settings for every machine of lab "${lab}" (see hardway inventory)\n`);
   doc.setIn(['ssh', 'user'], 'root');
   doc.setIn(['ssh', 'identityFile'], LAB_FILES.key);
@@ -42,6 +44,11 @@ export function clusterYaml(existing: string | undefined, lab: string): string {
   if (!doc.hasIn(['kubeProxy', 'conntrackMaxPerCore'])) doc.setIn(['kubeProxy', 'conntrackMaxPerCore'], 0);
   // Nothing in the lab reaches a registry: pods start from the pause image `hardway images` loads.
   if (!doc.hasIn(['sandboxImage'])) doc.set('sandboxImage', PAUSE_IMAGE);
+  // With the lab registry: images named localhost:5001/... are pulled from the registry machine, as
+  // the write-up maps a kind registry (certs.d/localhost_5001_/hosts.toml on every worker).
+  if (opts.registry && !doc.hasIn(['registries', LAB_REGISTRY_NAME])) {
+    doc.setIn(['registries', LAB_REGISTRY_NAME], doc.createNode({ mirrors: [{ url: LAB_REGISTRY_MIRROR, plainHttp: true }] }));
+  }
   return doc.toString();
 }
 
@@ -102,7 +109,8 @@ export async function ensureLabKey(dir: string, lab: string): Promise<string> {
 export function writeLabFiles(plan: LabPlan, dir: string, hostKeys: Record<string, string>): void {
   const clusterFile = join(dir, LAB_FILES.cluster);
   writeFileSync(join(dir, LAB_FILES.machines), machinesTxt(plan));
-  writeFileSync(clusterFile, clusterYaml(existsSync(clusterFile) ? readFileSync(clusterFile, 'utf8') : undefined, plan.spec.name));
+  const existing = existsSync(clusterFile) ? readFileSync(clusterFile, 'utf8') : undefined;
+  writeFileSync(clusterFile, clusterYaml(existing, plan.spec.name, { registry: plan.machines.some((m) => m.role === 'registry') }));
   writeFileSync(join(dir, LAB_FILES.knownHosts), knownHosts(plan.machines, hostKeys));
   writeFileSync(join(dir, LAB_FILES.sshConfig), sshConfig(plan, dir));
 }

@@ -2,6 +2,7 @@
 import { InputError } from '../errors.ts';
 import { nthAddress, parseCidr, size, type Network } from '../net/ipv4.ts';
 import { bridgeName, LAB_NAME, unitName } from './names.ts';
+import { REGISTRY_HOSTNAME, REGISTRY_OFFSET } from './registry.ts';
 import type { LabMachine, LabPlan, LabSpec } from './types.ts';
 
 /** Offsets in the subnet: servers from .10, workers from .20 (as in Kubernetes the Hard Way). */
@@ -38,6 +39,8 @@ export function planLab(spec: LabSpec): LabPlan {
       `the lab uses .1 for the host, .${SERVER_OFFSET}+ for servers and .${WORKER_OFFSET}+ for workers; use a /24`);
   }
   const machines: LabMachine[] = [];
+  // Infrastructure first, at a fixed address below the servers, so cluster.yaml can name it.
+  if (spec.registry) machines.push(machine(spec.name, REGISTRY_HOSTNAME, nthAddress(net, REGISTRY_OFFSET), 'registry'));
   serverNames(spec.servers).forEach((hostname, i) => {
     machines.push(machine(spec.name, hostname, nthAddress(net, SERVER_OFFSET + i), 'control-plane'));
   });

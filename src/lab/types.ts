@@ -9,6 +9,8 @@ export interface LabSpec {
   subnet: string;
   /** Absolute directory that receives machines.txt, cluster.yaml, keys and ssh_config. */
   dir: string;
+  /** A registry machine too (lab infrastructure, not in machines.txt); absent in older state files. */
+  registry?: boolean;
 }
 
 /** One lab machine as planned: names, address, pod subnet and its systemd-nspawn machine name. */
@@ -16,7 +18,8 @@ export interface LabMachine {
   hostname: string;
   fqdn: string;
   ip: string;
-  role: 'control-plane' | 'worker';
+  /** A registry is lab infrastructure: it boots like the others but is no machine of the cluster. */
+  role: 'control-plane' | 'worker' | 'registry';
   podSubnet?: string;
   /** systemd-nspawn machine name, unique on the host across labs (lab name + hostname). */
   unit: string;

@@ -10,6 +10,7 @@ import { labDir, machineDir, type LabPaths } from './names.ts';
 import { ensureBridge, checkSubnetFree, hostRoutes } from './network.ts';
 import { checkDirIsLabs, ensureLabKey, LAB_FILES, writeLabFiles } from './outputs.ts';
 import { planLab } from './plan.ts';
+import { addRegistryHost, installRegistry, pushImages, registryDeb, stageRegistry, waitForRegistry } from './registry.ts';
 import { checkLabHost } from './preconditions.ts';
 import { runSteps, type ProgressOptions } from './progress.ts';
 import { ensureRootfs } from './rootfs.ts';
@@ -26,6 +27,8 @@ export interface UpResult {
   alreadyRunning: boolean;
   /** Host-wide settings changed for the lab, one line each (said aloud by the command). */
   hostChanges: string[];
+  /** With a registry: what happened to it and to each image pushed into it, one line each. */
+  registry: string[];
 }
 
 /** Brings a lab up (or reports the running one). */
@@ -35,13 +38,16 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
   const existing = readState(paths, spec.name);
   if (existing) {
     const had = existing.plan.spec;
-    if (had.servers !== spec.servers || had.workers !== spec.workers || had.subnet !== spec.subnet) {
+    if (had.servers !== spec.servers || had.workers !== spec.workers || had.subnet !== spec.subnet || !!had.registry !== !!spec.registry) {
       throw new InputError(
-        `lab "${spec.name}" already exists with ${had.servers} server(s), ${had.workers} worker(s) on ${had.subnet}`,
+        `lab "${spec.name}" already exists with ${had.servers} server(s), ${had.workers} worker(s) on ${had.subnet}${had.registry ? ' and a registry' : ''}`,
         `use it as it is, or run "hardway lab down --name ${spec.name}" first`);
     }
     const running = existing.plan.machines.every((m) => runningPid(machineDir(paths, spec.name, m.hostname), m) !== undefined);
-    if (running && existing.rootfs) return { state: existing, alreadyRunning: true, hostChanges: holdHostSettings(labDir(paths, spec.name)) };
+    if (running && existing.rootfs) {
+      const hostChanges = holdHostSettings(labDir(paths, spec.name));
+      return { state: existing, alreadyRunning: true, hostChanges, registry: await readyRegistry(existing, paths, progress) };
+    }
   }
   const state: LabState = existing ?? { version: 1, plan, createdAt: new Date().toISOString() };
   checkDirIsLabs(state.plan.spec.dir);
@@ -50,7 +56,7 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
   writeState(paths, state); // before anything is created: `down` can always undo what follows
   const hostChanges = holdHostSettings(labDir(paths, spec.name));
   await bringUp(state, paths, progress);
-  return { state, alreadyRunning: false, hostChanges };
+  return { state, alreadyRunning: false, hostChanges, registry: await readyRegistry(state, paths, progress) };
 }
 
 function checkOtherLabs(paths: LabPaths, plan: LabPlan): void {
@@ -70,7 +76,15 @@ async function bringUp(state: LabState, paths: LabPaths, progress: ProgressOptio
   const { plan } = state;
   const { spec } = plan;
   const hostKeys: Record<string, string> = {};
+  const registry = plan.machines.find((m) => m.role === 'registry');
+  let registryPackage: string | undefined;
   await runSteps([
+    ...(registry ? [{
+      title: 'docker-registry package for the registry machine (apt-get download on this host, verified)',
+      run: async (update: (line: string) => void) => {
+        registryPackage = await registryDeb(paths.cacheRoot, update);
+      },
+    }] : []),
     {
       title: 'Root filesystem (Debian 12, built once, then cached)',
       run: async (update) => {
@@ -85,16 +99,40 @@ async function bringUp(state: LabState, paths: LabPaths, progress: ProgressOptio
         await ensureNspawnRuntime();
         const authorizedKey = await ensureLabKey(spec.dir, spec.name);
         await Promise.all(plan.machines.map(async (m) => {
+          const mdir = machineDir(paths, spec.name, m.hostname);
           hostKeys[m.hostname] = await prepareMachine({
-            mdir: machineDir(paths, spec.name, m.hostname), lab: spec.name, machine: m,
+            mdir, lab: spec.name, machine: m,
             prefix: plan.prefix, rootfs: state.rootfs!, authorizedKey,
           });
+          const root = machinePaths(mdir).root;
+          if (m.role === 'registry') stageRegistry(root, registryPackage!);
+          else if (registry) addRegistryHost(root, registry);
         }));
         writeLabFiles(plan, spec.dir, hostKeys);
       },
     },
   ], { ...progress, concurrent: false });
   await bootMachines(state, paths, progress, plan.machines.map((m) => m.hostname));
+}
+
+/**
+ * With a registry machine: docker-registry installed and active in it, answering from the host,
+ * and the images of the lab directory's images/ pushed into it. Returns what it did, one line each.
+ */
+async function readyRegistry(state: LabState, paths: LabPaths, progress: ProgressOptions): Promise<string[]> {
+  const registry = state.plan.machines.find((m) => m.role === 'registry');
+  if (!registry) return [];
+  const lines: string[] = [];
+  await runSteps([{
+    title: `Registry ${registry.hostname} (${registry.ip}:5000): docker-registry, then the images of images/ (skopeo)`,
+    run: async (update) => {
+      const how = await installRegistry(join(state.plan.spec.dir, LAB_FILES.sshConfig), registry);
+      await waitForRegistry(registry.ip);
+      lines.push(`registry ${registry.hostname} (${registry.ip}): docker-registry ${how}, answering on :5000`);
+      lines.push(...(await pushImages(state.plan.spec.dir, registry.ip, paths.cacheRoot, update)));
+    },
+  }], { ...progress, concurrent: false });
+  return lines;
 }
 
 /** Boots the named machines of a lab in parallel (those not running) and waits for their SSH. */
