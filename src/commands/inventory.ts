@@ -30,6 +30,11 @@ export const inventoryCommand: CliCommand = {
     say(stdout, `service CIDR    ${s.serviceCidr} (kubernetes Service IP ${inv.serviceIp})`);
     say(stdout, `cluster domain  ${s.clusterDomain}`);
     say(stdout, `keys            ${s.keyAlgorithm}, certificates valid ${s.certValidityDays} days`);
+    // Each registry with its mirrors in the order containerd tries them (certs.d/<registry>/hosts.toml).
+    for (const [i, [name, r]] of Object.entries(s.registries ?? {}).entries()) {
+      const mirrors = r.mirrors.map((m) => `${m.url}${m.plainHttp ? ' (plain HTTP)' : ''}${m.ca ? ` (CA ${m.ca.file})` : ''}${m.skipVerify ? ' (certificate not verified)' : ''}`);
+      say(stdout, `${i === 0 ? 'registries' : ''}`.padEnd(16) + `${name} -> ${mirrors.join(', ')}`);
+    }
     return 0;
   },
 };
