@@ -8,6 +8,7 @@ import { describeChanges } from '../multipass/addresses.ts';
 import { describeDown, multipassDown } from '../multipass/down.ts';
 import { DEFAULT_PREFIX, defaultDir, defaultStateDir } from '../multipass/names.ts';
 import { FILES } from '../multipass/outputs.ts';
+import { MAX_CPUS, MAX_SERVERS, MAX_TIMEOUT_S, MAX_WORKERS } from '../multipass/plan.ts';
 import { sshProbe, SYSTEM_CLOCK } from '../multipass/probe.ts';
 import { resolvePrefix } from '../multipass/record.ts';
 import { formatStatus, multipassStatus, statusProblem } from '../multipass/status.ts';
@@ -17,7 +18,7 @@ const NAME: Record<string, OptionSpec> = {
   name: { type: 'string', arg: 'PREFIX', description: `the VMs' name prefix (default: the only one hardway launched here, else "${DEFAULT_PREFIX}")` },
 };
 
-const STATE_NOTE = 'Records of launched VMs: $HARDWAY_MULTIPASS_STATE, else ${XDG_STATE_HOME:-~/.local/state}/hardway/multipass.';
+const STATE_NOTE = 'Records of launched VMs: $HARDWAY_MULTIPASS_STATE or ${XDG_STATE_HOME:-~/.local/state}/hardway/multipass.';
 
 function depsOf(ctx: CliContext): MultipassDeps {
   return {
@@ -45,14 +46,14 @@ export const multipassUpCommand: CliCommand = {
   ].join('\n'),
   options: {
     name: { type: 'string', arg: 'PREFIX', default: DEFAULT_PREFIX, description: 'the VMs\' name prefix (1-32 of a-z 0-9 -, starting with a letter)' },
-    servers: { type: 'string', arg: 'N', default: '1', range: [1, 9], description: 'control-plane machines' },
-    workers: { type: 'string', arg: 'N', default: '2', range: [0, 100], description: 'worker machines' },
+    servers: { type: 'string', arg: 'N', default: '1', range: [1, MAX_SERVERS], description: 'control-plane machines' },
+    workers: { type: 'string', arg: 'N', default: '2', range: [0, MAX_WORKERS], description: 'worker machines' },
     image: { type: 'string', arg: 'IMAGE', default: '24.04', description: 'the Ubuntu image (see "multipass find")' },
-    cpus: { type: 'string', arg: 'N', default: '2', range: [1, 64], description: 'CPUs of each VM' },
+    cpus: { type: 'string', arg: 'N', default: '2', range: [1, MAX_CPUS], description: 'CPUs of each VM' },
     memory: { type: 'string', arg: 'SIZE', default: '2G', description: 'memory of each VM' },
     disk: { type: 'string', arg: 'SIZE', default: '20G', description: 'disk of each VM' },
     dir: { type: 'string', arg: 'DIR', description: 'where to write the files (default: ./multipass, or ./multipass-PREFIX for other names)' },
-    timeout: { type: 'string', arg: 'SECONDS', default: '600', range: [1, 3600], description: 'for each launch, and for the addresses and SSH logins' },
+    timeout: { type: 'string', arg: 'SECONDS', default: '600', range: [1, MAX_TIMEOUT_S], description: 'for each launch, and for the addresses and SSH logins' },
   },
   async run(ctx) {
     const prefix = ctx.values.name as string;

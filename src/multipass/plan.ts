@@ -5,9 +5,14 @@ import { LAB_DOMAIN, serverNames } from '../lab/plan.ts';
 import { PREFIX, vmName } from './names.ts';
 import type { MultipassSpec, PlannedVm } from './types.ts';
 
-/** Limits: servers beyond a few are not what a laptop runs; worker N gets pod subnet 10.200.N.0/24. */
+/** Most control-plane VMs: more than a few is not what a laptop runs. */
 export const MAX_SERVERS = 9;
+/** Most workers (worker N gets pod subnet 10.200.N.0/24). */
 export const MAX_WORKERS = 100;
+/** Most CPUs per VM. */
+export const MAX_CPUS = 64;
+/** Longest --timeout, in seconds. */
+export const MAX_TIMEOUT_S = 3600;
 
 // Multipass takes sizes as bytes or decimals with a K, M or G suffix (`multipass help launch`).
 const SIZE = /^\d+(\.\d+)?([KMG](i?B)?)?$/i;
@@ -23,8 +28,8 @@ export function checkSpec(spec: MultipassSpec): void {
   };
   count('servers', spec.servers, 1, MAX_SERVERS);
   count('workers', spec.workers, 0, MAX_WORKERS);
-  count('cpus', spec.cpus, 1, 64);
-  count('timeout', spec.timeoutS, 1, 3600);
+  count('cpus', spec.cpus, 1, MAX_CPUS);
+  count('timeout', spec.timeoutS, 1, MAX_TIMEOUT_S);
   for (const [what, v] of [['memory', spec.memory], ['disk', spec.disk]] as const) {
     if (!SIZE.test(v)) throw new InputError(`--${what} "${v}" is not a size Multipass takes`, `write a number with K, M or G, e.g. --${what} ${what === 'memory' ? '2G' : '20G'}`);
   }
