@@ -2,7 +2,7 @@
 // packages carry (older versions, but verified by apt against the signed index), build the
 // Kubernetes server binaries from Debian's source package (src/download/kubernetes-build.ts), and
 // say plainly which binaries are still missing. The .debs are cached by their SHA-256 like release files.
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { copyFile, link, mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import { extractDeb, pickFiles } from './archive.ts';
@@ -98,7 +98,9 @@ export async function downloadFromDebian(opts: DebianOptions): Promise<InstallSu
       for (const b of built) {
         const file = join(staging, 'built', b.name);
         await mkdir(dirname(file), { recursive: true });
-        await copyFile(b.path, file);
+        // A hard link where the cache and downloads/ share a filesystem (400 MB not copied on every
+        // rerun); the staged bytes are hashed against the build's record before anything is installed.
+        await link(b.path, file).catch(() => copyFile(b.path, file));
         const r = b.record;
         staged.push({
           staged: file, path: binaryRelPath(b.name), component: 'kubernetes', version: r.version, expectedSha256: r.files[b.name]?.sha256,
