@@ -12,7 +12,7 @@
  *   downLab(name)                          `hardway lab down --name NAME` (idempotent).
  *   hardway(args, { cwd?, env? })          runs the CLI, resolves { code, stdout, stderr } (never throws).
  *
- *   options = { name, subnet, servers = 1, workers = 2 }
+ *   options = { name, subnet, servers = 1, workers = 2, registry = false }   (registry: lab up --registry)
  *     Use your own name and subnet so suites never collide: lab suite e2e-lab 10.240.10.0/24,
  *     transport 10.240.20.0/24, engine 10.240.30.0/24.
  *
@@ -54,6 +54,8 @@ export interface LabOptions {
   subnet: string;
   servers?: number;
   workers?: number;
+  /** `lab up --registry`: the registry machine too (not in machines.txt). */
+  registry?: boolean;
 }
 
 /** One machine of the lab, as in its machines.txt. */
@@ -105,7 +107,7 @@ export async function startLab(o: LabOptions): Promise<Lab> {
   await downLab(o.name);
   const dir = mkdtempSync(join(tmpdir(), `hardway-${o.name}-`));
   const args = ['lab', 'up', '--name', o.name, '--subnet', o.subnet, '--servers', String(o.servers ?? 1),
-    '--workers', String(o.workers ?? 2), '--dir', dir];
+    '--workers', String(o.workers ?? 2), '--dir', dir, ...(o.registry ? ['--registry'] : [])];
   const up = await hardway(args);
   if (up.code !== 0) {
     await downLab(o.name).catch(() => undefined);
