@@ -1,23 +1,17 @@
 // What `lab up` writes into the lab directory so that `cd DIR && hardway ...` and
 // `ssh -F DIR/ssh_config node-0` work with no flags: machines.txt, cluster.yaml, keys, known_hosts,
 // ssh_config. Content functions are pure; writeLabFiles puts them on disk.
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { InputError } from '../errors.ts';
+import { configPath, ensureKeyPair, PROJECT_FILES, sshHostBlock } from '../project-ssh.ts';
 import { PAUSE_IMAGE } from '../images/names.ts';
-import { local } from './local.ts';
 import { LAB_REGISTRY_MIRROR, LAB_REGISTRY_NAME } from './registry.ts';
 import type { LabMachine, LabPlan } from './types.ts';
 
-/** File names inside the lab directory. */
-export const LAB_FILES = {
-  machines: 'machines.txt',
-  cluster: 'cluster.yaml',
-  key: 'id_ed25519',
-  knownHosts: 'known_hosts',
-  sshConfig: 'ssh_config',
-} as const;
+/** File names inside the lab directory (the same for every provider of machines). */
+export const LAB_FILES = PROJECT_FILES;
 
 /** machines.txt in the Kubernetes the Hard Way format: IP FQDN HOSTNAME [POD_SUBNET]. */
 export function machinesTxt(plan: LabPlan): string {
@@ -62,22 +56,9 @@ export function knownHosts(machines: LabMachine[], hostKeys: Record<string, stri
     .join('\n') + '\n';
 }
 
-function configPath(path: string): string {
-  return /[\s"]/.test(path) ? `"${path.replace(/"/g, '')}"` : path;
-}
-
 /** ssh_config for `ssh -F DIR/ssh_config node-0`: strict host keys against the lab's known_hosts. */
 export function sshConfig(plan: LabPlan, dir: string): string {
-  const blocks = plan.machines.map((m) => [
-    `Host ${m.hostname} ${m.fqdn} ${m.ip}`,
-    `  HostName ${m.ip}`,
-    '  User root',
-    `  IdentityFile ${configPath(join(dir, LAB_FILES.key))}`,
-    '  IdentitiesOnly yes',
-    `  UserKnownHostsFile ${configPath(join(dir, LAB_FILES.knownHosts))}`,
-    '  StrictHostKeyChecking yes',
-    '  ConnectTimeout 5',
-  ].join('\n'));
+  const blocks = plan.machines.map((m) => sshHostBlock([m.hostname, m.fqdn], m.ip, dir));
   return `# Lab "${plan.spec.name}" (hardway lab up). Use: ssh -F ${configPath(join(dir, LAB_FILES.sshConfig))} node-0\n\n${blocks.join('\n\n')}\n`;
 }
 
@@ -93,16 +74,8 @@ export function checkDirIsLabs(dir: string): void {
 }
 
 /** Makes the lab's key pair in DIR unless one is there; returns the public key. */
-export async function ensureLabKey(dir: string, lab: string): Promise<string> {
-  mkdirSync(dir, { recursive: true });
-  const key = join(dir, LAB_FILES.key);
-  if (!existsSync(key) || !existsSync(`${key}.pub`)) {
-    rmSync(key, { force: true });
-    rmSync(`${key}.pub`, { force: true });
-    await local`ssh-keygen -q -t ed25519 -N ${''} -C ${`hardway-lab-${lab}`} -f ${key}`;
-  }
-  chmodSync(key, 0o600);
-  return readFileSync(`${key}.pub`, 'utf8').trim();
+export function ensureLabKey(dir: string, lab: string): Promise<string> {
+  return ensureKeyPair(dir, `hardway-lab-${lab}`);
 }
 
 /** Writes machines.txt, cluster.yaml, known_hosts and ssh_config into DIR. */

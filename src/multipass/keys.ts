@@ -1,11 +1,11 @@
 // The keys `multipass up` makes with ssh-keygen: the project's key pair in DIR (root's login on
 // every VM) and one host key per VM, generated here so its public half is pinned in known_hosts
 // before the VM exists: no trust on first use.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { local } from '../lab/local.ts';
-import { FILES } from './outputs.ts';
+import { ensureKeyPair } from '../project-ssh.ts';
 import type { KeyPair } from './user-data.ts';
 
 /** A fresh ed25519 key pair; the private half exists only in memory and in the user-data. */
@@ -21,14 +21,6 @@ export async function generateHostKey(comment: string): Promise<KeyPair> {
 }
 
 /** Makes DIR/id_ed25519 (0600) unless a pair is there; returns the public key. */
-export async function ensureProjectKey(dir: string, prefix: string): Promise<string> {
-  mkdirSync(dir, { recursive: true });
-  const key = join(dir, FILES.key);
-  if (!existsSync(key) || !existsSync(`${key}.pub`)) {
-    rmSync(key, { force: true });
-    rmSync(`${key}.pub`, { force: true });
-    await local`ssh-keygen -q -t ed25519 -N ${''} -C ${`hardway-multipass-${prefix}`} -f ${key}`;
-  }
-  chmodSync(key, 0o600);
-  return readFileSync(`${key}.pub`, 'utf8').trim();
+export function ensureProjectKey(dir: string, prefix: string): Promise<string> {
+  return ensureKeyPair(dir, `hardway-multipass-${prefix}`);
 }

@@ -5,16 +5,11 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { InputError } from '../errors.ts';
+import { configPath, PROJECT_FILES, sshHostBlock } from '../project-ssh.ts';
 import type { PlannedVm } from './types.ts';
 
 /** File names inside DIR (the same as a lab's). */
-export const FILES = {
-  machines: 'machines.txt',
-  cluster: 'cluster.yaml',
-  key: 'id_ed25519',
-  knownHosts: 'known_hosts',
-  sshConfig: 'ssh_config',
-} as const;
+export const FILES = PROJECT_FILES;
 
 /** A VM with its address and public host key: what the files describe. */
 export interface AddressedVm extends PlannedVm {
@@ -60,22 +55,9 @@ export function knownHosts(vms: AddressedVm[]): string {
   }).join('\n') + '\n';
 }
 
-function configPath(path: string): string {
-  return /[\s"]/.test(path) ? `"${path.replace(/"/g, '')}"` : path;
-}
-
 /** ssh_config for `ssh -F DIR/ssh_config node-0`: root, the project key, strict host keys against DIR/known_hosts. */
 export function sshConfig(prefix: string, vms: AddressedVm[], dir: string): string {
-  const blocks = vms.map((m) => [
-    `Host ${m.hostname} ${m.fqdn} ${m.vm} ${m.ip}`,
-    `  HostName ${m.ip}`,
-    '  User root',
-    `  IdentityFile ${configPath(join(dir, FILES.key))}`,
-    '  IdentitiesOnly yes',
-    `  UserKnownHostsFile ${configPath(join(dir, FILES.knownHosts))}`,
-    '  StrictHostKeyChecking yes',
-    '  ConnectTimeout 5',
-  ].join('\n'));
+  const blocks = vms.map((m) => sshHostBlock([m.hostname, m.fqdn, m.vm], m.ip, dir));
   return `${header(prefix)}. Use: ssh -F ${configPath(join(dir, FILES.sshConfig))} ${vms.at(-1)?.hostname ?? 'node-0'}\n\n${blocks.join('\n\n')}\n`;
 }
 

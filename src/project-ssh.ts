@@ -1,0 +1,47 @@
+// What a provider of machines (the lab, Multipass) writes into a project directory so that
+// `cd DIR && hardway ...` and `ssh -F DIR/ssh_config node-0` work with no flags: one set of file
+// names, the project's key pair, and ssh_config blocks with strict host keys.
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { local } from './lab/local.ts';
+
+/** File names inside a project directory written by `lab up` or `multipass up`. */
+export const PROJECT_FILES = {
+  machines: 'machines.txt',
+  cluster: 'cluster.yaml',
+  key: 'id_ed25519',
+  knownHosts: 'known_hosts',
+  sshConfig: 'ssh_config',
+} as const;
+
+/** A path as ssh_config reads it: quoted when it has blanks. */
+export function configPath(path: string): string {
+  return /[\s"]/.test(path) ? `"${path.replace(/"/g, '')}"` : path;
+}
+
+/** One `Host` block: root with the project key, strict host keys against DIR/known_hosts. */
+export function sshHostBlock(names: readonly string[], ip: string, dir: string): string {
+  return [
+    `Host ${[...names, ip].join(' ')}`,
+    `  HostName ${ip}`,
+    '  User root',
+    `  IdentityFile ${configPath(join(dir, PROJECT_FILES.key))}`,
+    '  IdentitiesOnly yes',
+    `  UserKnownHostsFile ${configPath(join(dir, PROJECT_FILES.knownHosts))}`,
+    '  StrictHostKeyChecking yes',
+    '  ConnectTimeout 5',
+  ].join('\n');
+}
+
+/** Makes DIR/id_ed25519 (0600) unless a pair is there; returns the public key. */
+export async function ensureKeyPair(dir: string, comment: string): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  const key = join(dir, PROJECT_FILES.key);
+  if (!existsSync(key) || !existsSync(`${key}.pub`)) {
+    rmSync(key, { force: true });
+    rmSync(`${key}.pub`, { force: true });
+    await local`ssh-keygen -q -t ed25519 -N ${''} -C ${comment} -f ${key}`;
+  }
+  chmodSync(key, 0o600);
+  return readFileSync(`${key}.pub`, 'utf8').trim();
+}
