@@ -18,7 +18,8 @@ export default defineConfig({
           include: ['test/e2e/**/*.test.ts'],
           fileParallelism: false,
           testTimeout: 600_000,
-          hookTimeout: 1_200_000,
+          // A fresh machine builds the lab's root (debootstrap) and Kubernetes (Debian's source) in a beforeAll.
+          hookTimeout: 2_400_000,
         },
       },
     ],
