@@ -3,10 +3,12 @@
  * `hardway up` can run on, and reads machine state the tests compare before and after a run.
  *
  * API
- *   prepareClusterProject(lab)   `hardway download --source debian`, then the TEST STAND-INS of the
- *                                Kubernetes server binaries (test/fixtures/stand-ins, copied as files)
- *                                into downloads/controller and downloads/worker. Throws on failure.
- *                                (`hardway render` then writes the containerd schema of downloads/.)
+ *   prepareClusterProject(lab)   `hardway download --source debian` (Debian's binaries, and the real
+ *                                Kubernetes v1.20.2 server binaries built from Debian's source package:
+ *                                minutes on a fresh machine, then cached) and `hardway build-images`
+ *                                (the offline pause and web images). Throws on failure.
+ *   jumpboxKubectl(lab, args)    kubectl on this host with the jumpbox kubeconfig (pki/jumpbox.kubeconfig),
+ *                                to the server's address (the host does not resolve the lab's names).
  *   runJson(lab, args)           runs `hardway ...args --json`; resolves { code, json, stderr }.
  *   failures(summary)            { 'step@machine': error } of the failed results; statuses(summary) one line each.
  *   podNetns(lab, m, ns)         a pod netns made by running the CNI bridge plugin with the installed
@@ -19,31 +21,37 @@
  *   runtimeState(lab, m)         routes, links, sysctl, swap, cluster services, netns: state without files.
  *   eventually(fn, seconds)      retries fn until it stops throwing (after a reboot).
  */
-import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO, type Lab, type RunResult } from './lab.ts';
-
-/** The Kubernetes server binaries no Debian package carries, and where the stand-ins go. */
-const STAND_INS = {
-  controller: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'],
-  worker: ['kubelet', 'kube-proxy'],
-} as const;
+import type { Lab, RunResult } from './lab.ts';
 
 /** One result line of a remote command's --json output, and the whole summary: the engine's own types. */
 export type { HostResult as StepResult, RunResult as RunSummary } from '../../../src/engine/types.ts';
 import type { RunResult as RunSummary } from '../../../src/engine/types.ts';
 
-/** Binaries from Debian, stand-ins for the rest (tests only). */
+/** The real binaries (Debian's, and Kubernetes built from Debian's source package) and the offline images. */
 export async function prepareClusterProject(lab: Lab): Promise<void> {
-  const dl = await lab.hardway(['download', '--source', 'debian']);
-  if (dl.code !== 0) throw new Error(`hardway download --source debian failed (exit ${dl.code}):\n${dl.stderr}\n${dl.stdout}`);
-  for (const [dir, names] of Object.entries(STAND_INS)) {
-    for (const name of names) {
-      // copyFileSync follows the fixture's symlink (like cp -L): the stand-in finds its name in $0.
-      const to = join(lab.dir, 'downloads', dir, name);
-      copyFileSync(join(REPO, 'test/fixtures/stand-ins', name), to);
-    }
+  for (const args of [['download', '--source', 'debian'], ['build-images']]) {
+    const r = await lab.hardway(args);
+    if (r.code !== 0) throw new Error(`hardway ${args.join(' ')} failed (exit ${r.code}):\n${r.stderr}\n${r.stdout}`);
   }
+}
+
+/** kubectl on the host with the jumpbox kubeconfig; throws with its stderr on a non-zero exit. */
+export async function jumpboxKubectl(lab: Lab, args: string[]): Promise<string> {
+  const server = lab.machines.find((m) => m.role === 'control-plane')!;
+  const r = await runLocal('kubectl', ['--kubeconfig', join(lab.dir, 'pki/jumpbox.kubeconfig'), `--server=https://${server.ip}:6443`, '--request-timeout=20s', ...args]);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (exit ${r.code}):\n${r.stderr}`);
+  return r.stdout;
+}
+
+function runLocal(cmd: string, args: string[]): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
 }
 
 /** `hardway ...args --json`; the parsed summary (throws if stdout is not one JSON object). */
