@@ -47,6 +47,9 @@ interface Measured {
   /** The median full push, and every full push's seconds in the order run. */
   full: Ran;
   fulls: number[];
+  /** The push without verify (which waits for the nodes to turn Ready): median, and every run's. */
+  push: number;
+  pushes: number[];
   rerun: Ran;
   rerunChanged: number;
   sequential: number;
@@ -99,6 +102,10 @@ async function measure(s: Scenario): Promise<Measured> {
     console.log(`  ${lab.hosts.length} machines: full push ${i + 1} of ${FULL_PUSHES}: ${secs(f.run.seconds)}`);
   }
   const full = median(fulls, (f) => f.run.seconds);
+  // verify waits for every node to be Ready, which the manual loop never does: the push is compared without it.
+  const pushOf = (f: { run: Ran; log: string }) => f.run.seconds - (stepSeconds(f.log).find((x) => x.step === 'verify')?.seconds ?? 0);
+  const pushTimes = fulls.map(pushOf);
+  const push = [...pushTimes].sort((a, b) => a - b)[Math.floor(pushTimes.length / 2)]!;
   // The lab now holds the last push: the manual loop stages and pushes the files that one logged.
   const files = pushedFiles(fulls.at(-1)!.log);
   const carried = (log: string) => pushedFiles(log).reduce((n, f) => n + f.bytes, 0);
@@ -152,7 +159,7 @@ async function measure(s: Scenario): Promise<Measured> {
   started.delete(s.name);
   return {
     s, machines: lab.hosts.length, files: files.length, bytes,
-    full: full.run, fulls: fulls.map((f) => f.run.seconds), rerun: rerun.run, rerunChanged, sequential, parallel, parallels, notes, problems,
+    full: full.run, fulls: fulls.map((f) => f.run.seconds), push, pushes: pushTimes, rerun: rerun.run, rerunChanged, sequential, parallel, parallels, notes, problems,
   };
 }
 
@@ -213,11 +220,12 @@ async function main(): Promise<void> {
   const rows = [['scenario', 'hardway', 'manual sequential', 'manual parallel', 'target']];
   for (const m of done) {
     const mb = (m.bytes / 1e6).toFixed(1);
-    const fullOk = m.full.seconds <= m.parallel && m.problems.length === 0;
+    const fullOk = m.push <= m.parallel && m.problems.length === 0;
     const noopOk = m.rerun.seconds < m.s.noopTargetS && m.rerunChanged === 0 && m.problems.length === 0;
     missed ||= !fullOk || !noopOk;
-    rows.push([`full push, ${m.machines} machines (${m.files} files, ${mb} MB)`, `${secs(m.full.seconds)} ${each(m.fulls)}`, secs(m.sequential),
-      `${secs(m.parallel)} ${each(m.parallels)}`, `<= manual parallel: ${fullOk ? 'met' : 'MISSED'} (${(m.full.seconds / m.parallel).toFixed(2)}x)`]);
+    rows.push([`full push, ${m.machines} machines (${m.files} files, ${mb} MB), without verify`, `${secs(m.push)} ${each(m.pushes)}`, secs(m.sequential),
+      `${secs(m.parallel)} ${each(m.parallels)}`, `<= manual parallel: ${fullOk ? 'met' : 'MISSED'} (${(m.push / m.parallel).toFixed(2)}x)`]);
+    rows.push([`full up until every node is Ready, ${m.machines} machines`, `${secs(m.full.seconds)} ${each(m.fulls)}`, '', '', '(no manual equivalent)']);
     rows.push([`no-op rerun, ${m.machines} machines (median of ${RERUNS})`, `${secs(m.rerun.seconds)} ("changed": ${m.rerunChanged})`,
       `${secs(m.sequential)} (copies all again)`, `${secs(m.parallel)} (copies all again)`, `< ${m.s.noopTargetS} s: ${noopOk ? 'met' : 'MISSED'}`]);
   }
