@@ -20,41 +20,17 @@
  *                                  temps (upload temp files `.NAME.hardway-tmp-*` left) }; run(m, cmd).
  *   reuseLab(dir)                  a Lab for a lab already up (HARDWAY_KILL_LAB_DIR), left up.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { HARDWAY, hardway, type Lab, type RunResult } from '../e2e/helpers/lab.ts';
+import { startCollected, type Exit, type Started } from '../e2e/helpers/spawn.ts';
 
-/** How a run ended. */
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** A hardway process started as the leader of its own process group. */
-export interface Started {
-  child: ChildProcess;
-  done: Promise<Exit>;
-}
+export type { Exit, Started } from '../e2e/helpers/spawn.ts';
 
 /** hardway ...args in the lab's directory, in a process group of its own (detached: setsid). */
 export function startHardway(l: Lab, args: string[]): Started {
-  const started = Date.now();
-  const child = spawn(process.execPath, [HARDWAY, ...args], {
-    cwd: l.dir,
-    detached: true,
-    env: { ...process.env, CI: 'true' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const done = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, ms: Date.now() - started })));
-  return { child, done };
+  return startCollected(process.execPath, [HARDWAY, ...args], { cwd: l.dir, detached: true });
 }
 
 /** SIGKILL to the whole process group of a started hardway (it and anything it spawned). */

@@ -1,13 +1,14 @@
 // The engine under faults, on real lab machines: SIGKILL in the middle of a large upload (no
 // reader ever sees half a file; a rerun converges and takes over the dead run's lock), a stopped
 // machine, a changed host key, and the network cut for a few seconds under a run.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, useLab, type Lab } from './helpers/lab.ts';
+import { startCollected, type Exit, type Started } from './helpers/spawn.ts';
 
 const lab = useLab({ name: 'e2e-eng', subnet: '10.240.30.0/24', workers: 2 });
 const BIG = '/var/tmp/hardway-big.bin';
@@ -33,28 +34,9 @@ function randomFile(name: string, mb: number): { path: string; sha: string } {
   return { path, sha: h.digest('hex') };
 }
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
 /** Starts the engine driver (one large put through the real session and SSH transport). */
-function startDriver(l: Lab, machine: string, local: string): { child: ChildProcess; done: Promise<Exit> } {
-  const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/fixtures/engine-driver.ts'), l.dir, machine, BIG, local], {
-    cwd: REPO,
-    env: { ...process.env, CI: 'true' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const done = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, ms: Date.now() - started })));
-  return { child, done };
+function startDriver(l: Lab, machine: string, local: string): Started {
+  return startCollected(process.execPath, ['--import', 'tsx', join(REPO, 'test/fixtures/engine-driver.ts'), l.dir, machine, BIG, local], { cwd: REPO });
 }
 
 /** Waits for a condition, polling; fails after `ms`. */
@@ -67,7 +49,7 @@ async function until(what: string, ms: number, check: () => Promise<boolean> | b
 }
 
 /** Kills a child that did not finish in time, so a hang fails the test instead of blocking it. */
-async function within(ms: number, p: { child: ChildProcess; done: Promise<Exit> }): Promise<Exit> {
+async function within(ms: number, p: Started): Promise<Exit> {
   const timer = setTimeout(() => p.child.kill('SIGKILL'), ms);
   const exit = await p.done;
   clearTimeout(timer);
