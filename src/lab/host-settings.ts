@@ -6,12 +6,20 @@
 // this host puts them back. The kubelet writes only values that differ, so it never touches them.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FailureError } from '../errors.ts';
 
 /** One host setting: the /proc/sys key, the value the lab needs, and what needs it. */
 export interface HostSetting {
   key: string;
   value: string;
   why: string;
+  /** A limit: the host keeps any value already at or above `value` (never lowered); else exact. */
+  atLeast?: boolean;
+}
+
+/** True if the host's value `now` already serves the setting. */
+export function satisfied(s: HostSetting, now: string): boolean {
+  return s.atLeast ? Number(now) >= Number(s.value) : now === s.value;
 }
 
 /** What the kubelet (v1.20 to v1.32) sets at start, with the values it wants (pkg/kubelet/cm). */
@@ -56,16 +64,30 @@ export function holdHostSettings(holder: string, settings: readonly HostSetting[
     const record = readRecord(dir);
     if (!record.holders.includes(holder)) record.holders.push(holder);
     const lines: string[] = [];
-    for (const s of settings) {
-      const now = sys.get(s.key);
-      if (now === s.value) continue;
-      if (!(s.key in record.original)) record.original[s.key] = now;
-      sys.set(s.key, s.value);
-      lines.push(`host setting ${s.key}: ${now} -> ${s.value} (${s.why}; put back when the last lab goes down)`);
+    try {
+      for (const s of settings) {
+        const now = sys.get(s.key);
+        if (satisfied(s, now)) continue;
+        if (!(s.key in record.original)) record.original[s.key] = now;
+        setOrRefuse(sys, s, now);
+        lines.push(`host setting ${s.key}: ${now} -> ${s.value} (${s.why}; put back when the last lab goes down)`);
+      }
+    } finally {
+      writeRecord(dir, record); // what was changed before a refusal is put back by `lab down` too
     }
-    writeRecord(dir, record);
     return lines;
   });
+}
+
+// A host where /proc/sys is read-only (a container) or a key is missing: the lab stops before any
+// machine boots, naming the exact setting, instead of machines that time out one by one.
+function setOrRefuse(sys: Sysctl, s: HostSetting, now: string): void {
+  try {
+    sys.set(s.key, s.value);
+  } catch (e) {
+    throw new FailureError(`cannot set host setting ${s.key} to ${s.value} (it is ${now}): ${(e as Error).message}`,
+      `the lab needs it (${s.why}): run "sysctl -w ${s.key}=${s.value}" as root where that is allowed, or start a smaller lab`);
+  }
 }
 
 /**

@@ -3,6 +3,7 @@
 import { connect } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { FailureError } from '../errors.ts';
+import { bootJournal, limitHint, machineInit, sshdGaveUp } from './boot-journal.ts';
 import { tryLocal } from './local.ts';
 import type { LabMachine } from './types.ts';
 
@@ -26,21 +27,42 @@ export async function sshProbe(sshConfigFile: string, m: LabMachine): Promise<{ 
   return { ok: r.code === 0, stderr: r.stderr };
 }
 
-/** Waits until the machine answers over SSH with its recorded host key; fails early if nspawn died or the key differs. */
+/** After this long without an answer, the machine's systemd is asked whether sshd failed for good. */
+const ASK_AFTER_MS = 20_000;
+const ASK_EVERY_MS = 5_000;
+
+/**
+ * Waits until the machine answers over SSH with its recorded host key; fails early if nspawn died,
+ * the key differs or sshd failed for good. A failure carries the machine's own journal.
+ */
 export async function waitForSsh(opts: {
   machine: LabMachine;
   sshConfigFile: string;
-  alive: () => boolean;
+  /** The machine's nspawn pid while it runs, else undefined. */
+  nspawnPid: () => number | undefined;
+  /** The machine's root (its overlay mount), where its persistent journal is. */
+  root: string;
   consoleLog: string;
   timeoutMs: number;
 }): Promise<void> {
   const { machine: m } = opts;
-  const deadline = Date.now() + opts.timeoutMs;
+  const started = Date.now();
+  const deadline = started + opts.timeoutMs;
   let last = '';
+  let asked = started + ASK_AFTER_MS - ASK_EVERY_MS;
+  const fail = async (what: string, lead = '') => {
+    const journal = await bootJournal(opts.root, machineInit(opts.nspawnPid()));
+    const hint = limitHint(journal);
+    throw new FailureError(`${m.hostname} (${m.ip}): ${what}${journal.length ? `; its journal says: ${journal.at(-1)}` : ''}`,
+      [lead, hint ? `${hint}\n` : '', journal.length ? `the machine's journal, errors of its last boot:\n${journal.map((l) => `    ${l}`).join('\n')}\n` : '',
+        `console log ${opts.consoleLog}:\n${tail(opts.consoleLog)}`].join(''));
+  };
   while (Date.now() < deadline) {
-    if (!opts.alive()) {
-      throw new FailureError(`${m.hostname}: systemd-nspawn exited while the machine was booting`,
-        `its console says:\n${tail(opts.consoleLog)}`);
+    if (opts.nspawnPid() === undefined) await fail('systemd-nspawn exited while the machine was booting');
+    if (Date.now() - asked >= ASK_EVERY_MS) {
+      asked = Date.now();
+      const gaveUp = await sshdGaveUp(machineInit(opts.nspawnPid()));
+      if (gaveUp) await fail(gaveUp);
     }
     if (await portOpen(m.ip, 22, 1000)) {
       const probe = await sshProbe(opts.sshConfigFile, m);
@@ -52,8 +74,7 @@ export async function waitForSsh(opts: {
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new FailureError(`${m.hostname} (${m.ip}): no SSH answer within ${Math.round(opts.timeoutMs / 1000)} s`,
-    `${last ? `last ssh error: ${last}\n` : ''}console log ${opts.consoleLog}:\n${tail(opts.consoleLog)}`);
+  await fail(`no SSH answer within ${Math.round(opts.timeoutMs / 1000)} s`, last ? `last ssh error: ${last}\n` : '');
 }
 
 function tail(file: string, lines = 15): string {

@@ -5,7 +5,8 @@ import { InputError } from '../errors.ts';
 import { overlaps, parseCidr, type Network } from '../net/ipv4.ts';
 import { ensureNspawnRuntime, runningPid, startMachine } from './boot.ts';
 import { prepareMachine, machinePaths } from './machine.ts';
-import { holdHostSettings } from './host-settings.ts';
+import { labMachinesOnHost, largeLabSettings } from './host-limits.ts';
+import { holdHostSettings, KUBELET_HOST_SETTINGS } from './host-settings.ts';
 import { labDir, machineDir, type LabPaths } from './names.ts';
 import { ensureBridge, checkSubnetFree, hostRoutes } from './network.ts';
 import { checkDirIsLabs, ensureLabKey, LAB_FILES, writeLabFiles } from './outputs.ts';
@@ -45,7 +46,7 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
     }
     const running = existing.plan.machines.every((m) => runningPid(machineDir(paths, spec.name, m.hostname), m) !== undefined);
     if (running && existing.rootfs) {
-      const hostChanges = holdHostSettings(labDir(paths, spec.name));
+      const hostChanges = holdLabHostSettings(paths, spec.name);
       return { state: existing, alreadyRunning: true, hostChanges, registry: await readyRegistry(existing, paths, progress) };
     }
   }
@@ -54,9 +55,14 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
   checkOtherLabs(paths, plan);
   checkSubnetFree((parseCidr(spec.subnet) as { ok: true; net: Network }).net, plan.bridge, await hostRoutes());
   writeState(paths, state); // before anything is created: `down` can always undo what follows
-  const hostChanges = holdHostSettings(labDir(paths, spec.name));
+  const hostChanges = holdLabHostSettings(paths, spec.name); // before any machine boots into a limit
   await bringUp(state, paths, progress);
   return { state, alreadyRunning: false, hostChanges, registry: await readyRegistry(state, paths, progress) };
+}
+
+/** The kubelet's settings and the limits for every lab machine on this host, held for this lab. */
+function holdLabHostSettings(paths: LabPaths, lab: string): string[] {
+  return holdHostSettings(labDir(paths, lab), [...KUBELET_HOST_SETTINGS, ...largeLabSettings(labMachinesOnHost(paths))]);
 }
 
 function checkOtherLabs(paths: LabPaths, plan: LabPlan): void {
@@ -147,7 +153,8 @@ export async function bootMachines(state: LabState, paths: LabPaths, progress: P
       update(`systemd-nspawn pid ${pid}; waiting for sshd with the recorded host key`);
       await waitForSsh({
         machine: m, sshConfigFile, timeoutMs: BOOT_TIMEOUT_MS,
-        alive: () => runningPid(mdir, m) !== undefined,
+        nspawnPid: () => runningPid(mdir, m),
+        root: machinePaths(mdir).root,
         consoleLog: machinePaths(mdir).console,
       });
     },
