@@ -89,6 +89,12 @@ export const ANY = {
   /** cloud-init's hosts template for a distribution (`debian`, `ubuntu`, `redhat`, ...). */
   cloudHostsTemplate: (distro: string) => `/etc/cloud/templates/hosts.${distro}.tmpl`,
   routesUnit: '/etc/systemd/system/hardway-pod-routes.service',
+  /**
+   * One empty file per service a run is about to restart, written before the service's new inputs
+   * are renamed in and removed by the restart itself: a run killed in between leaves it, and the
+   * rerun (which finds every file already right) restarts the service because of it.
+   */
+  restartDue: '/var/lib/hardway/restart-due',
 } as const;
 
 /** The markers around the block hardway owns in /etc/hosts and the cloud-init template. */

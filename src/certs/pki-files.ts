@@ -1,6 +1,6 @@
 // Reading and writing files in pki/: atomic writes (temp file beside the target, then rename, so
 // no reader ever sees half a key), a 0700 directory, and 0600 for anything secret.
-import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { InputError } from '../errors.ts';
@@ -34,9 +34,13 @@ export function checkPkiDir(projectDir: string): void {
   }
 }
 
+/** writeAtomic's temp files: `.` + 12 hex digits + this. */
+const TMP_SUFFIX = '.tmp';
+const TMP_NAME = /^\.[0-9a-f]{12}\.tmp$/;
+
 /** Writes a file atomically with the given mode: the target is either the old or the new content. */
 export function writeAtomic(file: string, content: string | Buffer, mode: number): void {
-  const tmp = join(dirname(file), `.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = join(dirname(file), `.${randomBytes(6).toString('hex')}${TMP_SUFFIX}`);
   try {
     writeFileSync(tmp, content, { mode, flag: 'wx' });
     chmodSync(tmp, mode); // the umask may have narrowed it; make it exactly what was asked
@@ -73,7 +77,21 @@ export function ensurePkiDir(projectDir: string): string | undefined {
     chmodSync(dir, DIR_MODE);
     return undefined;
   }
+  removeStaleTemps(projectDir);
   return narrowMode(dir, DIR_MODE, `${PKI.dir}/`);
+}
+
+/**
+ * Removes the temp files of writes a killed run left in pki/ and pki/machines/<hostname>/ (a
+ * secret's temp file holds the secret). Called under the project lock, so no write is under way.
+ */
+function removeStaleTemps(projectDir: string): void {
+  const root = join(projectDir, PKI.dir);
+  const machines = join(projectDir, PKI.machinesDir);
+  const dirs = [root, ...(existsSync(machines) ? readdirSync(machines, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(machines, d.name)) : [])];
+  for (const dir of dirs) {
+    for (const name of readdirSync(dir)) if (TMP_NAME.test(name)) rmSync(join(dir, name), { force: true });
+  }
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Change, Step, StepContext } from '../engine/types.ts';
 import { binaryFiles } from './support/binaries.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
-import { serviceChanges } from './support/services.ts';
+import { withServiceChanges } from './support/services.ts';
 
 /** The control-plane services, in start order. */
 export const CONTROL_PLANE_SERVICES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
@@ -25,6 +25,6 @@ export const bootstrapControlPlaneStep: Step = {
     const found = await inspect(facts, desired.map((d) => d.path), CONTROL_PLANE_SERVICES);
     const changes = fileChangesFrom(found, desired);
     const all = [...inputs, ...CONTROL_PLANE_SERVICES.map((s) => ({ path: `${SERVER.bin}/${s}`, services: [s] }))];
-    return [...changes, ...serviceChanges(found.services, CONTROL_PLANE_SERVICES, all, changes)];
+    return withServiceChanges(found.services, CONTROL_PLANE_SERVICES, all, changes);
   },
 };

@@ -10,7 +10,7 @@ import { binaryFiles } from './support/binaries.ts';
 import { etcdHealthCommand, waitEtcdHealthy } from './support/etcd.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
-import { serviceChanges } from './support/services.ts';
+import { withServiceChanges } from './support/services.ts';
 
 /** The bootstrap-etcd step. */
 export const bootstrapEtcdStep: Step = {
@@ -33,7 +33,7 @@ export const bootstrapEtcdStep: Step = {
     }
     changes.push(...fileChangesFrom(found, desired));
     // A new etcd binary restarts the member too.
-    return [...changes, ...serviceChanges(found.services, ['etcd'], inputs, changes)];
+    return withServiceChanges(found.services, ['etcd'], inputs, changes);
   },
   async verify(ctx) {
     // Converged members are checked by `hardway verify`; here, wait for one that just changed.

@@ -9,7 +9,7 @@ import type { DesiredFile } from '../engine/desired.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
 import { sh } from '../shell.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
-import { tryRestart, type ServiceInput } from './support/services.ts';
+import { withRestarts, type ServiceInput } from './support/services.ts';
 
 /** One pki/ file installed on a machine, and the services that read it. */
 interface Placement {
@@ -73,13 +73,13 @@ export const distributeStep: Step = {
       secret: p.secret,
     }));
     const forbidden = machine.role === 'worker' ? NEVER_ON_WORKERS : [];
-    const found = await inspect(facts, [...desired.map((d) => d.path), ...forbidden]);
+    const inputs: ServiceInput[] = wanted.map((p) => ({ path: p.to, services: p.services }));
+    const found = await inspect(facts, [...desired.map((d) => d.path), ...forbidden], [...new Set(inputs.flatMap((i) => i.services))]);
     const changes = fileChangesFrom(found, desired);
     const present = forbidden.filter((p) => found.files.get(p)!.exists);
     if (present.length > 0) {
       changes.push({ kind: 'exec', cmd: sh`rm -f ${present}`, reason: 'control-plane secrets do not belong on a worker' });
     }
-    const inputs: ServiceInput[] = wanted.map((p) => ({ path: p.to, services: p.services }));
-    return [...changes, ...tryRestart(inputs, changes)];
+    return withRestarts(found.services, inputs, changes);
   },
 };

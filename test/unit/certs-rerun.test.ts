@@ -30,6 +30,21 @@ describe('hardway certs, run again', () => {
     expect(snapshot(p.dir)).toEqual(before);
   });
 
+  it('clears the temp files a killed write left in pki/ and pki/machines/<host>/, and nothing else', async () => {
+    const p = await freshProject();
+    const before = snapshot(p.dir);
+    const left = [join(p.dir, 'pki', '.0123456789ab.tmp'), join(p.dir, 'pki', 'machines', 'node-0', '.abcdef012345.tmp')];
+    for (const f of left) writeFileSync(f, 'half a key', { mode: 0o600 });
+    const mine = join(p.dir, 'pki', '.notes.tmp');
+    writeFileSync(mine, 'not hardway\'s');
+    const run = await hardway(p, 'certs');
+    expect(run.code).toBe(0);
+    for (const f of left) expect(existsSync(f)).toBe(false);
+    expect(readFileSync(mine, 'utf8')).toBe('not hardway\'s');
+    rmSync(mine);
+    expect(snapshot(p.dir)).toEqual(before);
+  });
+
   it("a worker's new IP reissues only that worker's certificate (not the CA), naming the change", async () => {
     const p = await freshProject();
     const before = snapshot(p.dir);

@@ -45,10 +45,11 @@ function worker(name: string): FakeTransport & { restarts: number; containerd: {
   const text = (s: string) => ({ code: 0, stdout: s, stderr: '' });
   t.handlers.push(
     [new RegExp(`^${escape(RESOLVED_PROBE.text)}$`), () => ({ code: 3, stdout: 'inactive\n', stderr: '' })],
-    [/^systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState containerd\.service$/, () =>
+    [/^systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState -p NeedDaemonReload containerd\.service; for s in containerd; /, () =>
       text(`Id=containerd.service\nUnitFileState=${t.containerd.enabled}\nActiveState=${t.containerd.active}\nLoadState=${t.containerd.enabled ? 'loaded' : 'not-found'}\n`)],
     [/^systemctl enable --no-reload containerd$/, () => ((t.containerd.enabled = 'enabled'), text(''))],
     [/^systemctl daemon-reload$/, () => text('')],
+    [/^mkdir -p \/var\/lib\/hardway\/restart-due && touch \/var\/lib\/hardway\/restart-due\/containerd$/, () => text('')],
     [/^\{ systemctl (start|restart) containerd \|\|/, (m) => {
       if (m[1] === 'restart') t.restarts++;
       t.containerd.active = 'active';
@@ -138,9 +139,10 @@ describe('containerd step: registry mirrors', () => {
     expect(node0.text('/etc/containerd/config.toml')).not.toContain('config_path');
     const r = await runEngine([containerdStep], inventoryWith(dir, LAB_REGISTRY), fakes, { only: ['node-0'], dryRun: true });
     expect(planned(r.output, 'node-0')).toEqual([
+      'run: mkdir -p /var/lib/hardway/restart-due && touch /var/lib/hardway/restart-due/containerd (remember that containerd must restart, should this run stop before it does)',
       'put /etc/containerd/config.toml 0644 root:root (content differs)',
       `put ${CERTS}/localhost_5001_/hosts.toml 0644 root:root (missing)`,
-      'run: { systemctl restart containerd || { systemctl daemon-reload && systemctl restart containerd; } || { journalctl -u containerd -n 15 --no-pager -o cat >&2; exit 1; }; } && for i in $(seq 180); do systemctl is-active --quiet containerd && exit 0; sleep 0.5; done; echo \'containerd did not become active within 90s; its last log lines:\' >&2; journalctl -u containerd -n 15 --no-pager -o cat >&2; exit 1 (input changed: /etc/containerd/config.toml)',
+      'run: { systemctl restart containerd || { systemctl daemon-reload && systemctl restart containerd; } || { journalctl -u containerd -n 15 --no-pager -o cat >&2; exit 1; }; } && rm -f /var/lib/hardway/restart-due/containerd && for i in $(seq 180); do systemctl is-active --quiet containerd && exit 0; sleep 0.5; done; echo \'containerd did not become active within 90s; its last log lines:\' >&2; journalctl -u containerd -n 15 --no-pager -o cat >&2; exit 1 (input changed: /etc/containerd/config.toml)',
     ]);
   });
 

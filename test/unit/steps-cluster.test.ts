@@ -6,7 +6,7 @@ import { defaultSettings } from '../../src/cluster-settings.ts';
 import { placements } from '../../src/steps/distribute.ts';
 import { asOneCommand, parseRoutes, routeChanges } from '../../src/steps/routes.ts';
 import { podRoutes } from '../../src/render/routes.ts';
-import { serviceChanges } from '../../src/steps/support/services.ts';
+import { serviceChanges, withRestarts, withServiceChanges } from '../../src/steps/support/services.ts';
 import { parseServiceStates } from '../../src/steps/support/inspect.ts';
 import type { Change } from '../../src/engine/types.ts';
 import { PKI, SERVER } from '../../src/layout.ts';
@@ -122,6 +122,46 @@ describe('service changes', () => {
     expect(states.get('nosuch')).toEqual({ enabled: '', active: 'inactive', loaded: true });
     const fresh = parseServiceStates('Id=kubelet.service\nActiveState=inactive\nUnitFileState=\nLoadState=not-found\n');
     expect(fresh.get('kubelet')).toEqual({ enabled: '', active: 'inactive', loaded: false });
+  });
+
+  it('marks a running service due before the files that restart it go in, and clears the mark with the restart', () => {
+    const inputs = [{ path: '/etc/etcd/etcd.crt', services: ['etcd'] }];
+    const out = withServiceChanges(factsWith({ etcd: 'enabled active' }), ['etcd'], inputs, [put('/etc/etcd/etcd.crt')]);
+    const cmds = out.map((c) => (c.kind === 'exec' ? c.cmd.text : `put ${c.path}`));
+    expect(cmds[0]).toBe('mkdir -p /var/lib/hardway/restart-due && touch /var/lib/hardway/restart-due/etcd');
+    expect(cmds[1]).toBe('put /etc/etcd/etcd.crt');
+    expect(cmds[2]).toMatch(/^\{ systemctl restart etcd .* && rm -f \/var\/lib\/hardway\/restart-due\/etcd && for i in/);
+    // A service that is not running is started by the rerun anyway: no mark.
+    const fresh = withServiceChanges(factsWith({}), ['etcd'], inputs, [put('/etc/etcd/etcd.crt')]);
+    expect(fresh.some((c) => c.kind === 'exec' && c.cmd.text.includes('restart-due'))).toBe(false);
+  });
+
+  it('restarts a service an earlier run marked due though every file is right, and reloads a unit systemd has not loaded', () => {
+    const states = parseServiceStates(
+      'Id=etcd.service\nActiveState=active\nUnitFileState=enabled\nLoadState=loaded\nNeedDaemonReload=yes\n\nRestartDue=etcd\n',
+    );
+    expect(states.get('etcd')).toEqual({ enabled: 'enabled', active: 'active', loaded: true, needsReload: true, restartDue: true });
+    const out = withServiceChanges(states, ['etcd'], [{ path: '/etc/systemd/system/etcd.service', services: ['etcd'] }], []);
+    expect(texts(out)).toEqual(['systemctl daemon-reload', 'systemctl restart etcd']);
+    expect(out[1]!.reason).toBe('an earlier run installed new inputs of etcd and stopped before restarting it');
+    expect(out[1]!.kind === 'exec' && out[1]!.cmd.text).toContain('rm -f /var/lib/hardway/restart-due/etcd');
+  });
+
+  it('distribute restarts a running service whose restart an earlier run marked due, and marks before its own puts', () => {
+    const inputs = [{ path: '/var/lib/kubelet/kubelet.crt', services: ['kubelet'] }, { path: '/var/lib/kube-proxy/kubeconfig', services: ['kube-proxy'] }];
+    const due = parseServiceStates('Id=kubelet.service\nActiveState=active\nUnitFileState=enabled\n\nRestartDue=kubelet\n');
+    const left = withRestarts(due, inputs, []);
+    expect(left).toHaveLength(1);
+    expect(left[0]!.kind === 'exec' && left[0]!.cmd.text).toBe(
+      'for s in kubelet; do if systemctl is-active --quiet "$s"; then systemctl restart "$s" || exit 1; fi; rm -f /var/lib/hardway/restart-due/"$s"; done',
+    );
+    const fresh = withRestarts(factsWith({ 'kube-proxy': 'enabled active' }), inputs, [put('/var/lib/kube-proxy/kubeconfig')]);
+    expect(fresh.map((c) => (c.kind === 'exec' ? c.cmd.text.slice(0, 40) : c.path))).toEqual([
+      'mkdir -p /var/lib/hardway/restart-due &&',
+      '/var/lib/kube-proxy/kubeconfig',
+      'for s in kube-proxy; do if systemctl is-',
+    ]);
+    expect(withRestarts(factsWith({}), inputs, [])).toEqual([]);
   });
 
   it('enables and starts a service that is not running', async () => {

@@ -4,6 +4,7 @@ import { changesForFile, type DesiredFile } from '../../engine/desired.ts';
 import type { Facts, FileFact, ProbeResult } from '../../engine/facts.ts';
 import type { Change } from '../../engine/types.ts';
 import { sh, type Command } from '../../shell.ts';
+import { ANY } from '../../layout.ts';
 
 /** What one inspection found. */
 export interface Inspection {
@@ -18,6 +19,10 @@ export interface ServiceState {
   active: string;
   /** systemd holds the unit in memory (LoadState other than not-found): a changed unit file needs a reload. */
   loaded: boolean;
+  /** systemd says its unit file changed on disk since it was loaded (an earlier run stopped before its daemon-reload). */
+  needsReload?: boolean;
+  /** An earlier run wrote this service's restart-due marker and stopped before the restart (ANY.restartDue). */
+  restartDue?: boolean;
 }
 
 /** Stats `paths`, reads the state of `services` and runs `probes`, all in one remote command. */
@@ -37,18 +42,27 @@ export function fileChangesFrom(found: Inspection, desired: DesiredFile[]): Chan
   return desired.flatMap((d) => changesForFile(d, found.files.get(d.path)!));
 }
 
-/** One `systemctl show` for many services (one process, not two per service). */
+/**
+ * One `systemctl show` for many services (one process, not two per service), then a
+ * `RestartDue=S` line for each service whose restart-due marker exists (a shell test, no process).
+ */
 export function serviceStatesCommand(services: readonly string[]): Command {
-  return sh`systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState ${services.map((s) => `${s}.service`)}`;
+  const show = sh`systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState -p NeedDaemonReload ${services.map((s) => `${s}.service`)}`;
+  return sh`${show}; for s in ${services}; do if [ -e ${ANY.restartDue}/"$s" ]; then echo; echo "RestartDue=$s"; fi; done; :`;
 }
 
 /** Parses serviceStatesCommand's output, keyed by service name (no LoadState counts as loaded). */
 export function parseServiceStates(text: string): Map<string, ServiceState> {
   const out = new Map<string, ServiceState>();
+  const due = new Set([...text.matchAll(/^RestartDue=(.+)$/gm)].map((m) => m[1]!));
   for (const block of text.split(/\n\s*\n/)) {
     const props = Object.fromEntries(block.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     if (!props.Id) continue;
-    out.set(props.Id.replace(/\.service$/, ''), { enabled: props.UnitFileState ?? '', active: props.ActiveState ?? '', loaded: props.LoadState !== 'not-found' });
+    const name = props.Id.replace(/\.service$/, '');
+    const state: ServiceState = { enabled: props.UnitFileState ?? '', active: props.ActiveState ?? '', loaded: props.LoadState !== 'not-found' };
+    if (props.NeedDaemonReload === 'yes') state.needsReload = true;
+    if (due.has(name)) state.restartDue = true;
+    out.set(name, state);
   }
   return out;
 }

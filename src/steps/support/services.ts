@@ -15,16 +15,32 @@ export interface ServiceInput {
 /** Seconds a service may take to become active after a start or restart. */
 export const ACTIVE_TIMEOUT_S = 90;
 
+/**
+ * A step's file changes with its service changes around them: before the files, a marker for
+ * each running service the files will restart (so a run killed after a rename but before the
+ * restart leaves the marker, and the rerun restarts the service though every file is right); after
+ * them, serviceChanges.
+ */
+export function withServiceChanges(states: Map<string, ServiceState>, services: readonly string[], inputs: ServiceInput[], planned: Change[]): Change[] {
+  const changed = changedPaths(planned);
+  const due = services.filter((s) => states.get(s)?.active === 'active' && inputs.some((i) => i.services.includes(s) && changed.has(i.path)));
+  return [...markRestartsDue(due), ...planned, ...serviceChanges(states, services, inputs, planned)];
+}
+
 /** The service changes that follow the planned file changes, for the services this step owns. Pure. */
 export function serviceChanges(states: Map<string, ServiceState>, services: readonly string[], inputs: ServiceInput[], planned: Change[]): Change[] {
-  const changed = new Set(planned.flatMap((c) => (c.kind === 'put' ? [c.path] : [])));
-  const out: Change[] = [...reloadChanges(states, planned)];
+  const changed = changedPaths(planned);
+  const out: Change[] = [...reloadChanges(states, planned, services)];
   for (const s of services) {
-    const { enabled, active } = states.get(s) ?? { enabled: '', active: '' };
+    const { enabled, active, restartDue } = states.get(s) ?? { enabled: '', active: '' };
     if (enabled !== 'enabled') out.push({ kind: 'exec', cmd: enableService(s), reason: `${s} is ${enabled || 'not installed'}` });
     const why = inputs.filter((i) => i.services.includes(s) && changed.has(i.path)).map((i) => i.path);
+    // The marker is cleared by the restart that honours it (and by one this run marked itself).
+    const clear = restartDue || (why.length > 0 && active === 'active');
     if (why.length > 0) {
-      out.push({ kind: 'exec', cmd: startAndWait('restart', s), reason: `input changed: ${why.join(', ')}` });
+      out.push({ kind: 'exec', cmd: startAndWait('restart', s, clear), reason: `input changed: ${why.join(', ')}` });
+    } else if (restartDue) {
+      out.push({ kind: 'exec', cmd: startAndWait('restart', s, true), reason: `an earlier run installed new inputs of ${s} and stopped before restarting it` });
     } else if (active !== 'active') {
       out.push({ kind: 'exec', cmd: startAndWait('start', s), reason: `${s} is ${active || 'not running'}` });
     }
@@ -34,14 +50,30 @@ export function serviceChanges(states: Map<string, ServiceState>, services: read
 
 /**
  * `systemctl daemon-reload` when a planned put changes the unit file of a unit systemd has loaded
- * (or of one whose state is unknown). A new unit file needs none: systemd (245 and later) loads a
- * unit it did not find before on first use, and startService reloads once if an older one says
- * "not found". A reload costs ~0.1-0.3 s of CPU (all units, all generators) on every machine.
+ * (or of one whose state is unknown), or when systemd says the unit file of one of `services`
+ * changed on disk since it loaded it (an earlier run stopped between the rename and the reload).
+ * A new unit file needs none: systemd (245 and later) loads a unit it did not find before on first
+ * use, and startService reloads once if an older one says "not found". A reload costs ~0.1-0.3 s of
+ * CPU (all units, all generators) on every machine.
  */
-export function reloadChanges(states: Map<string, ServiceState>, planned: Change[]): Change[] {
+export function reloadChanges(states: Map<string, ServiceState>, planned: Change[], services: readonly string[] = []): Change[] {
   const units = planned.flatMap((c) => (c.kind === 'put' && c.path.startsWith(`${ANY.units}/`) ? [c.path] : []));
   const loaded = units.filter((p) => states.get(p.slice(ANY.units.length + 1).replace(/\.service$/, ''))?.loaded !== false);
-  return loaded.length ? [{ kind: 'exec', cmd: sh`systemctl daemon-reload`, reason: `unit file changed: ${loaded.join(', ')}` }] : [];
+  if (loaded.length) return [{ kind: 'exec', cmd: sh`systemctl daemon-reload`, reason: `unit file changed: ${loaded.join(', ')}` }];
+  const stale = services.filter((s) => states.get(s)?.needsReload);
+  return stale.length ? [{ kind: 'exec', cmd: sh`systemctl daemon-reload`, reason: `systemd has not loaded the unit file on disk: ${stale.join(', ')}` }] : [];
+}
+
+/** Writes the restart-due marker of each service (see ANY.restartDue). */
+function markRestartsDue(services: readonly string[]): Change[] {
+  if (services.length === 0) return [];
+  const files = services.map((s) => `${ANY.restartDue}/${s}`);
+  return [{ kind: 'exec', cmd: sh`mkdir -p ${ANY.restartDue} && touch ${files}`, reason: `remember that ${services.join(', ')} must restart, should this run stop before it does` }];
+}
+
+/** The paths of the planned puts. */
+function changedPaths(planned: Change[]): Set<string> {
+  return new Set(planned.flatMap((c) => (c.kind === 'put' ? [c.path] : [])));
 }
 
 /**
@@ -53,9 +85,14 @@ export function enableService(service: string): Command {
   return sh`systemctl enable --no-reload ${service}`;
 }
 
-/** `systemctl start|restart S`, then wait until S is active (verify checks later that it stayed up); else print its journal and fail. */
-export function startAndWait(verb: 'start' | 'restart', service: string): Command {
-  return sh`${startService(verb, service)} && ${waitActive(service)}`;
+/**
+ * `systemctl start|restart S`, then wait until S is active (verify checks later that it stayed up);
+ * else print its journal and fail. With `clearDue`, S's restart-due marker is removed after the (re)start.
+ */
+export function startAndWait(verb: 'start' | 'restart', service: string, clearDue = false): Command {
+  // The marker goes once systemd has (re)started the service: waitActive ends the shell with `exit`.
+  if (!clearDue) return sh`${startService(verb, service)} && ${waitActive(service)}`;
+  return sh`${startService(verb, service)} && rm -f ${`${ANY.restartDue}/${service}`} && ${waitActive(service)}`;
 }
 
 /**
@@ -75,12 +112,20 @@ export function waitActive(service: string, timeoutS = ACTIVE_TIMEOUT_S): Comman
   return sh`for i in $(seq ${timeoutS * 2}); do systemctl is-active --quiet ${service} && exit 0; sleep 0.5; done; echo ${`${service} did not become active within ${timeoutS}s; its last log lines:`} >&2; journalctl -u ${service} -n 15 --no-pager -o cat >&2; exit 1`;
 }
 
-/** Restarts the running services whose inputs changed (files installed by another step). */
-export function tryRestart(inputs: ServiceInput[], planned: Change[]): Change[] {
-  const changed = new Set(planned.flatMap((c) => (c.kind === 'put' ? [c.path] : [])));
-  const services = [...new Set(inputs.filter((i) => changed.has(i.path)).flatMap((i) => i.services))];
-  if (services.length === 0) return [];
+/**
+ * Restarts the running services whose inputs changed (files installed by another step), or whose
+ * restart an earlier run marked due and did not reach; marks the running ones due before the files
+ * go in, as withServiceChanges does.
+ */
+export function withRestarts(states: Map<string, ServiceState>, inputs: ServiceInput[], planned: Change[]): Change[] {
+  const changed = changedPaths(planned);
+  const byInput = new Set(inputs.filter((i) => changed.has(i.path)).flatMap((i) => i.services));
+  const leftOver = [...new Set(inputs.flatMap((i) => i.services))].filter((s) => states.get(s)?.restartDue && !byInput.has(s));
+  const services = [...byInput, ...leftOver];
+  if (services.length === 0) return planned;
+  const running = [...byInput].filter((s) => states.get(s)?.active === 'active');
   // Only running services restart: on a fresh machine the units of later steps do not exist yet.
-  const cmd = sh`for s in ${services}; do if systemctl is-active --quiet "$s"; then systemctl restart "$s" || exit 1; fi; done`;
-  return [{ kind: 'exec', cmd, reason: `inputs changed for ${services.join(', ')} (restarted if running)` }];
+  const cmd = sh`for s in ${services}; do if systemctl is-active --quiet "$s"; then systemctl restart "$s" || exit 1; fi; rm -f ${ANY.restartDue}/"$s"; done`;
+  const why = [byInput.size ? `inputs changed for ${[...byInput].join(', ')}` : '', leftOver.length ? `an earlier run stopped before restarting ${leftOver.join(', ')}` : ''];
+  return [...markRestartsDue(running), ...planned, { kind: 'exec', cmd, reason: `${why.filter(Boolean).join('; ')} (restarted if running)` }];
 }

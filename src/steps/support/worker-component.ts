@@ -10,7 +10,7 @@ import { WORKER } from '../../layout.ts';
 import type { Command } from '../../shell.ts';
 import { binaryFiles, cniPluginFiles, hasBinary } from './binaries.ts';
 import { renderedFor } from './rendered.ts';
-import { serviceChanges } from './services.ts';
+import { withServiceChanges } from './services.ts';
 import { fileChangesFrom, inspect } from './inspect.ts';
 import { RESOLVED_PROBE, workerRenderOptions } from './worker-render.ts';
 
@@ -57,7 +57,7 @@ export function workerComponentStep(c: WorkerComponent): Step {
       const changes = [...fileChangesFrom(found, [...binaries, ...rendered.files]), ...removals];
       if (!c.service) return changes;
       const inputs = [...rendered.inputs, ...c.binaries.map((b) => ({ path: `${WORKER.bin}/${b}`, services: [c.service!] }))];
-      return [...changes, ...serviceChanges(found.services, services, inputs, changes)];
+      return withServiceChanges(found.services, services, inputs, changes);
     },
   };
 }
