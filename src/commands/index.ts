@@ -38,6 +38,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'images', summary: "Load the image archives of images/ into containerd on every worker (no registry needed)", load: remote('images') },
   { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", load: remote('routes') },
   { name: 'verify', summary: 'Read-only checks of the whole cluster', load: remote('verify') },
+  { name: 'doctor', summary: 'Explain what is wrong, most likely cause first, and the command that fixes it (read-only)', load: async () => (await import('./doctor.ts')).doctorCommand },
   { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', load: remote('smoke') },
   { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, verify', load: remote('up') },
 ];

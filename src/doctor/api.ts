@@ -1,0 +1,69 @@
+// The cluster as the API sees it, asked from the jumpbox with kubectl and pki/jumpbox.kubeconfig.
+// kubectl dials the first control plane's address from machines.txt (its certificate names it), so
+// the answer does not depend on this host resolving the cluster's names.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Inventory } from '../inventory.ts';
+import { PKI } from '../layout.ts';
+import type { ApiEvidence, NodeState } from './types.ts';
+
+/** The kubectl to use: the one on PATH, else the one `hardway download` put into downloads/client. */
+export function kubectlPath(inv: Inventory, env: NodeJS.ProcessEnv): string | undefined {
+  const onPath = (env.PATH ?? '').split(':').filter(Boolean).map((d) => join(d, 'kubectl')).find((f) => existsSync(f));
+  const downloaded = join(inv.dir, 'downloads/client/kubectl');
+  return onPath ?? (existsSync(downloaded) ? downloaded : undefined);
+}
+
+/** The arguments of the one kubectl call: nodes and pods in one List. */
+export function kubectlArgs(inv: Inventory): string[] {
+  const cp = inv.controlPlanes[0]!;
+  return ['--kubeconfig', join(inv.dir, PKI.kubeconfig('jumpbox')), `--server=https://${cp.ip}:${inv.settings.apiPort}`,
+    '--request-timeout=5s', 'get', 'nodes,pods', '--all-namespaces', '-o', 'json'];
+}
+
+/** Asks the API; never throws (a failure is evidence). */
+export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv): Promise<ApiEvidence> {
+  const kubectl = kubectlPath(inv, env);
+  const args = kubectlArgs(inv);
+  const command = `kubectl ${args.join(' ').replace(inv.dir + '/', '')}`;
+  if (!kubectl) return { command, error: 'kubectl is not on PATH and not in downloads/client (run "hardway download")', nodes: [], podImages: [] };
+  if (!existsSync(join(inv.dir, PKI.kubeconfig('jumpbox')))) {
+    return { command, error: `${PKI.kubeconfig('jumpbox')} does not exist (run "hardway up", or "hardway kubeconfigs")`, nodes: [], podImages: [] };
+  }
+  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+    execFile(kubectl, args, { maxBuffer: 64 << 20, timeout: 10_000 }, (err, stdout, stderr) =>
+      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+  });
+  if (r.code !== 0) return { command, error: lastLine(r.stderr) || `exit ${r.code}`, nodes: [], podImages: [] };
+  return { command, ...parseNodesAndPods(r.stdout) };
+}
+
+interface K8sObject {
+  kind: string;
+  metadata: { name: string };
+  spec?: { podCIDR?: string; nodeName?: string; containers?: { image: string }[]; initContainers?: { image: string }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+/** Nodes (Ready condition, pod CIDR) and the images pods run on each node, from `kubectl get nodes,pods -o json`. Pure. */
+export function parseNodesAndPods(json: string): Pick<ApiEvidence, 'nodes' | 'podImages'> {
+  const items = (JSON.parse(json) as { items: K8sObject[] }).items;
+  const nodes: NodeState[] = items.filter((i) => i.kind === 'Node').map((n) => {
+    const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+    return {
+      name: n.metadata.name,
+      ready: ready?.status ?? '',
+      ...(ready?.reason ? { reason: ready.reason } : {}),
+      ...(ready?.message ? { message: ready.message } : {}),
+      ...(n.spec?.podCIDR ? { podCidr: n.spec.podCIDR } : {}),
+    };
+  });
+  const podImages = items.filter((i) => i.kind === 'Pod' && i.spec?.nodeName).flatMap((p) =>
+    [...(p.spec!.containers ?? []), ...(p.spec!.initContainers ?? [])].map((c) => ({ node: p.spec!.nodeName!, image: c.image })));
+  return { nodes, podImages };
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop() ?? '';
+}

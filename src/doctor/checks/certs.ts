@@ -1,0 +1,89 @@
+// Certificates as the machines hold them, judged by the machine's own clock: expired, not yet
+// valid, not signed by the project's CA, missing the name a peer dials, or not what pki/ holds.
+// Pure: PEM texts in, findings out (node:crypto parses; nothing is read here).
+import { X509Certificate } from 'node:crypto';
+import type { Machine } from '../../inventory.ts';
+import { PKI } from '../../layout.ts';
+import { hardwayFix } from '../fixes.ts';
+import { certificateFiles, KUBECONFIGS } from '../probes.ts';
+import type { DoctorContext, Finding, MachineEvidence } from '../types.ts';
+
+/** One certificate to judge: where it is on the machine, its pki/ origin, and what it must name. */
+interface Subject {
+  where: string;
+  what: string;
+  pem: string | null;
+  pki: string;
+  /** A DNS name the certificate must carry (the name its peer dials). */
+  mustName?: string;
+  /** True for the CA file itself: compared with pki/ca.crt, not verified against it. */
+  isCa?: boolean;
+}
+
+/** Every certificate problem on a machine, worst first per certificate (one finding each). */
+export function certificateFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
+  const clock = Number(ev.probes.clock?.stdout.trim());
+  const now = Number.isFinite(clock) && clock > 0 ? clock * 1000 : ctx.now;
+  return subjectsOf(ctx, m, ev).flatMap((s) => {
+    const problem = judge(ctx, s, now);
+    if (!problem) return [];
+    const installedIsWrong = ctx.pki[s.pki] !== undefined && ctx.pki[s.pki] !== s.pem && !judge(ctx, { ...s, pem: ctx.pki[s.pki]! }, now);
+    // pki/ holds a good one: send it. Else pki/ itself must be renewed first, which `up` does (certs, kubeconfigs, distribute).
+    const fix = installedIsWrong ? hardwayFix(ctx, 'distribute', m.hostname) : hardwayFix(ctx, 'up', m.hostname);
+    return [{ machine: m.hostname, check: 'certificates', cause: `${s.what} on ${m.hostname} ${problem.cause}`, evidence: `${s.where}: ${problem.evidence}`, fix }];
+  });
+}
+
+function subjectsOf(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Subject[] {
+  const inv = ctx.inventory;
+  const files: Subject[] = certificateFiles(m).map((c) => ({
+    where: c.path, what: c.what, pem: ev.files[c.path] ?? null, pki: c.pki,
+    ...(c.pki === PKI.ca.crt ? { isCa: true } : {}),
+    // The API server reaches a kubelet by its node name; kubelets reach the API server by apiServerName.
+    ...(c.pki.endsWith('/kubelet.crt') ? { mustName: m.hostname } : {}),
+    ...(c.pki === PKI.crt('kube-api-server') ? { mustName: inv.apiServerName } : {}),
+  }));
+  if (m.role !== 'worker') return files;
+  const clients: Subject[] = Object.entries(KUBECONFIGS).map(([name, path]) => {
+    const [server, data] = (ev.probes[`kubeconfig ${name}`]?.stdout ?? '').split('\n');
+    const pem = data ? Buffer.from(data.trim(), 'base64').toString('utf8') : null;
+    const pki = name === 'kubelet' ? PKI.machine(m.hostname, 'kubelet').crt : PKI.crt('kube-proxy');
+    return { where: `${path} (client-certificate-data, server ${server?.trim() || '?'})`, what: `the ${name}'s client certificate`, pem, pki };
+  });
+  // The client certificate decides whether the node can talk to the API at all: judged first.
+  return [...clients, ...files];
+}
+
+/** What is wrong with one certificate at `now`, if anything. */
+function judge(ctx: DoctorContext, s: Subject, now: number): { cause: string; evidence: string } | undefined {
+  if (s.pem === null) return { cause: 'is missing', evidence: 'No such file or directory' };
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(s.pem);
+  } catch {
+    return { cause: 'is not a readable PEM certificate', evidence: 'does not parse as X.509' };
+  }
+  const from = Date.parse(cert.validFrom);
+  const to = Date.parse(cert.validTo);
+  const clock = `machine clock ${new Date(now).toISOString()}`;
+  if (now > to) return { cause: `expired on ${new Date(to).toISOString()}`, evidence: `notAfter=${cert.validTo}, ${clock}` };
+  if (now < from) return { cause: `is not valid until ${new Date(from).toISOString()} (is the machine's clock behind?)`, evidence: `notBefore=${cert.validFrom}, ${clock}` };
+  if (ctx.caPem) {
+    const ca = new X509Certificate(ctx.caPem);
+    if (s.isCa && cert.fingerprint256 !== ca.fingerprint256) {
+      return { cause: 'is not the cluster CA of pki/ca.crt', evidence: `SHA256 fingerprint ${cert.fingerprint256}, pki/ca.crt has ${ca.fingerprint256}` };
+    }
+    if (!s.isCa && !(cert.checkIssued(ca) && cert.verify(ca.publicKey))) {
+      return { cause: 'is not signed by the cluster CA (pki/ca.crt)', evidence: `issuer "${cert.issuer.replace(/\n/g, ', ')}", not verified by pki/ca.crt` };
+    }
+  }
+  if (s.mustName && !sanNames(cert).includes(s.mustName)) {
+    return { cause: `does not name ${s.mustName}, the name its peers dial`, evidence: `subjectAltName=${cert.subjectAltName ?? '(none)'}` };
+  }
+  return undefined;
+}
+
+/** The DNS names of a certificate's subjectAltName. */
+function sanNames(cert: X509Certificate): string[] {
+  return (cert.subjectAltName ?? '').split(/,\s*/).filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4));
+}

@@ -1,0 +1,76 @@
+// From evidence to findings: every check on every machine, the API's view of the nodes, and the
+// order a reader should take them in (most likely cause first). Pure, so recorded evidence is a test.
+import type { Machine } from '../inventory.ts';
+import { certificateFindings } from './checks/certs.ts';
+import { podCidrFindings, routeFindings, sysctlFindings } from './checks/dataplane.ts';
+import { cniFindings, nameFindings, serviceFindings, sshFindings } from './checks/machine.ts';
+import { pullFindings, registryFileFindings } from './checks/registry.ts';
+import { CHECKS, type ApiEvidence, type Check, type DoctorContext, type Finding, type MachineEvidence, type NodeState } from './types.ts';
+
+/** The checks that can explain a node that is missing or NotReady (those before 'kube-proxy' in CHECKS). */
+const EXPLAINS_NODE: ReadonlySet<Check> = new Set(CHECKS.slice(0, CHECKS.indexOf('kube-proxy')));
+
+/** Every finding, most likely cause first. */
+export function diagnose(ctx: DoctorContext, evidence: MachineEvidence[], api: ApiEvidence): Finding[] {
+  const byMachine = new Map(evidence.map((e) => [e.machine, e]));
+  const found = ctx.inventory.machines.flatMap((m) => machineFindings(ctx, m, byMachine.get(m.hostname)));
+  if (api.error) {
+    const cp = ctx.inventory.controlPlanes[0]!;
+    found.push({ machine: cp.hostname, check: 'api', cause: `the API server on ${cp.hostname} does not answer from this jumpbox, so no node's state is known`, evidence: `${api.command}: ${api.error}`, fix: null });
+  } else {
+    found.push(...podCidrFindings(ctx, api), ...nodeFindings(ctx, api, found));
+  }
+  return sortFindings(ctx, found);
+}
+
+function machineFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence | undefined): Finding[] {
+  if (!ev) return [];
+  if (ev.unreachable) return sshFindings(ctx, m, ev);
+  const files = registryFileFindings(ctx, m, ev);
+  return [
+    ...serviceFindings(ctx, m, ev),
+    ...nameFindings(ctx, m, ev),
+    ...cniFindings(ctx, m, ev),
+    ...certificateFindings(ctx, m, ev),
+    ...sysctlFindings(ctx, m, ev),
+    ...routeFindings(ctx, m, ev),
+    ...files,
+    ...pullFindings(ctx, m, ev, files),
+  ];
+}
+
+/**
+ * Each worker the API lists as NotReady, or does not list: the node's state is added to the
+ * evidence of the finding that explains it, or is a finding of its own when none on that machine does.
+ */
+function nodeFindings(ctx: DoctorContext, api: ApiEvidence, found: Finding[]): Finding[] {
+  return ctx.inventory.workers.flatMap((w): Finding[] => {
+    const node = api.nodes.find((n) => n.name === w.hostname);
+    if (node?.ready === 'True') return [];
+    const state = node ? `${w.hostname} ${describeNode(node)}` : `${w.hostname} is not registered`;
+    const explained = found.filter((f) => f.machine === w.hostname && EXPLAINS_NODE.has(f.check));
+    if (explained.length > 0) {
+      const first = explained.sort((a, b) => rank(a) - rank(b))[0]!;
+      first.evidence += `; kubectl get nodes: ${state}`;
+      return [];
+    }
+    const cause = node
+      ? `node ${w.hostname} is NotReady and doctor found no cause on the machine (a kubelet just restarted takes up to a minute)`
+      : `node ${w.hostname} is not registered with the API and doctor found no cause on the machine`;
+    return [{ machine: w.hostname, check: 'node', cause, evidence: `${api.command}: ${state}`, fix: null }];
+  });
+}
+
+/** `Ready=False (KubeletNotReady: ...)` as kubectl would say it. */
+function describeNode(n: NodeState): string {
+  const why = [n.reason, n.message].filter(Boolean).join(': ');
+  return `Ready=${n.ready || 'none'}${why ? ` (${why})` : ''}`;
+}
+
+const rank = (f: Finding) => CHECKS.indexOf(f.check);
+
+/** Most likely cause first: by check (CHECKS order), then by the machine's place in machines.txt. */
+export function sortFindings(ctx: DoctorContext, findings: Finding[]): Finding[] {
+  const order = new Map(ctx.inventory.machines.map((m, i) => [m.hostname, i]));
+  return [...findings].sort((a, b) => rank(a) - rank(b) || (order.get(a.machine) ?? 0) - (order.get(b.machine) ?? 0));
+}

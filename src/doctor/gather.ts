@@ -1,0 +1,68 @@
+// Gathering: one SSH connection and one facts batch per machine, all machines at once. Only reads;
+// a machine that does not answer becomes evidence too, never an exception.
+import type { Inventory, Machine } from '../inventory.ts';
+import { createFacts, type FileFact, type ProbeResult } from '../engine/facts.ts';
+import { AuthError, HostKeyError, KnownHosts, createTransport, knownHostsPath, type TransportOptions } from '../transport/index.ts';
+import type { Transport } from '../transport/types.ts';
+import type { MachineRequests } from './probes.ts';
+import type { MachineEvidence } from './types.ts';
+
+/** Opens a machine's transport; rejects with the transport's error. */
+export type Connect = (m: Machine) => Promise<Transport>;
+
+/**
+ * The SSH connector doctor uses: the project's known_hosts, strict as always, but one attempt with
+ * a short timeout, because a machine that does not answer is a finding, not something to wait for.
+ */
+export function doctorConnect(inv: Inventory, opts: TransportOptions): Connect {
+  const known = new KnownHosts(knownHostsPath(inv.settings.ssh, opts));
+  return async (m) => {
+    const t = createTransport(m, inv.settings.ssh, { readyTimeoutMs: 5_000, ...opts, retry: { attempts: 1 } }, known);
+    try {
+      await t.connect();
+    } catch (e) {
+      await t.close().catch(() => undefined);
+      throw e;
+    }
+    return t;
+  };
+}
+
+/**
+ * Asks one machine every batch of `requests` on one connection, all at once (a batch whose request
+ * is still being decided is sent when it is ready, beside the others); never throws.
+ */
+export async function gatherMachine(m: Machine, requests: Array<MachineRequests | Promise<MachineRequests>>, connect: Connect): Promise<MachineEvidence> {
+  const evidence: MachineEvidence = { machine: m.hostname, probes: {}, files: {} };
+  let t: Transport;
+  try {
+    t = await connect(m);
+  } catch (e) {
+    const kind = e instanceof HostKeyError ? 'host-key' : e instanceof AuthError ? 'auth' : 'connect';
+    evidence.unreachable = { kind, message: (e as Error).message, hint: (e as { hint?: string }).hint };
+    return evidence;
+  }
+  try {
+    const facts = createFacts(t);
+    await Promise.all(requests.map(async (request) => {
+      const req = await request;
+      const names = Object.keys(req.probes);
+      const answers = await facts.batch([
+        ...req.reads.map((path) => ({ op: 'R' as const, path })),
+        ...names.map((k) => ({ op: 'C' as const, cmd: req.probes[k]! })),
+      ]);
+      req.reads.forEach((path, i) => {
+        const f = answers[i] as FileFact;
+        evidence.files[path] = f.exists && f.content ? f.content.toString('utf8') : null;
+      });
+      names.forEach((k, i) => {
+        evidence.probes[k] = answers[req.reads.length + i] as ProbeResult;
+      });
+    }));
+  } catch (e) {
+    evidence.unreachable = { kind: 'facts', message: (e as Error).message };
+  } finally {
+    await t.close().catch(() => undefined);
+  }
+  return evidence;
+}

@@ -1,0 +1,79 @@
+// What doctor asks each machine, as one facts batch (one SSH round trip): text files it reads and
+// read-only commands. Nothing here writes: no file, no image, no cache entry (the facts script runs
+// without its SHA-cache writes), and the test pull fetches a manifest to /dev/null.
+import type { Inventory, Machine } from '../inventory.ts';
+import { HOSTS_MARKERS, SERVER, WORKER } from '../layout.ts';
+import { sh, type Command } from '../shell.ts';
+import { CONTROL_PLANE_SERVICES } from '../steps/bootstrap-control-plane.ts';
+import { resolveNames } from '../steps/pin-hosts.ts';
+import { serviceStatesCommand } from '../steps/support/inspect.ts';
+import { WORKER_SYSCTLS } from '../steps/worker-os.ts';
+
+/** The services doctor expects active on a machine of this role. */
+export function servicesOf(m: Machine): string[] {
+  return m.role === 'control-plane' ? ['etcd', ...CONTROL_PLANE_SERVICES] : ['containerd', 'kubelet', 'kube-proxy'];
+}
+
+/** A kubeconfig whose server and client certificate doctor reads (never its key). */
+export const KUBECONFIGS = { kubelet: WORKER.kubeletKubeconfig, 'kube-proxy': WORKER.kubeProxyKubeconfig } as const;
+
+/** Certificates doctor reads on each role: the installed path and the pki/ file it came from. */
+export function certificateFiles(m: Machine): { path: string; pki: string; what: string }[] {
+  if (m.role === 'control-plane') {
+    return [
+      { path: SERVER.caCrt, pki: 'pki/ca.crt', what: 'the cluster CA' },
+      { path: SERVER.apiServerCrt, pki: 'pki/kube-api-server.crt', what: "the API server's serving certificate" },
+    ];
+  }
+  return [
+    { path: WORKER.kubeletCaCrt, pki: 'pki/ca.crt', what: "the CA the kubelet trusts for clients" },
+    { path: WORKER.kubeletCrt, pki: `pki/machines/${m.hostname}/kubelet.crt`, what: "the kubelet's serving certificate" },
+  ];
+}
+
+/** The request of one machine: files to read (text, never secrets) and named probe commands. */
+export interface MachineRequests {
+  reads: string[];
+  probes: Record<string, Command>;
+}
+
+/** Probe name of the test pull of one image. */
+export const pullProbe = (image: string) => `pull ${image}`;
+
+/** Everything doctor asks `m` at once, given the rendered files it compares (test pulls aside: pullRequests). */
+export function requestsFor(inv: Inventory, m: Machine, rendered: string[]): MachineRequests {
+  const services = servicesOf(m);
+  const probes: Record<string, Command> = {
+    clock: sh`date +%s`,
+    names: resolveNames(inv.machines.flatMap((x) => [x.hostname, x.fqdn])),
+    services: serviceStatesCommand(services),
+    // The journal's last lines only of a service that is not active: one process per such service.
+    journal: sh`for s in ${services}; do systemctl is-active --quiet "$s" || { echo "== $s"; journalctl -u "$s" -n 4 --no-pager -o cat 2>&1; }; done; :`,
+    // Only hardway's block of each cloud-init hosts template (the distribution's is chosen later).
+    templates: sh`for f in /etc/cloud/templates/hosts.*.tmpl; do [ -f "$f" ] || continue; echo "== \${f##*/}"; awk -v b=${HOSTS_MARKERS.begin} -v e=${HOSTS_MARKERS.end} 'index($0,b)==1{p=1} p{print} index($0,e)==1{p=0}' "$f"; done; :`,
+    // cloud-init's merged config, as pin-hosts reads it: its distribution and manage_etc_hosts.
+    cloudCfg: sh`cat /etc/cloud/cloud.cfg /etc/cloud/cloud.cfg.d/*.cfg /var/lib/cloud/instance/cloud-config.txt 2>/dev/null; :`,
+    routes: sh`ip -4 route show`,
+  };
+  if (m.role === 'worker') {
+    probes.sysctls = sh`for k in ${WORKER_SYSCTLS}; do printf '%s %s\\n' "$k" "$(sysctl -n "$k" 2>/dev/null)"; done`;
+    // The server and client certificate lines only: the key line never leaves the machine.
+    for (const [name, path] of Object.entries(KUBECONFIGS)) {
+      probes[`kubeconfig ${name}`] = sh`sed -n -e 's/^ *server: *//p' -e 's/^ *client-certificate-data: *//p' ${path}`;
+    }
+  }
+  const reads = ['/etc/hosts', '/etc/os-release', ...certificateFiles(m).map((c) => c.path), ...rendered];
+  return { reads, probes };
+}
+
+/**
+ * The test pulls of a worker, asked beside the main batch once the images are known (they may come
+ * from the API). A fetch from the registry itself, never from the node's image cache (a cached image
+ * hides a broken mirror from every IfNotPresent pull): the manifest goes to /dev/null, nothing is stored.
+ */
+export function pullRequests(m: Machine, testImages: string[]): MachineRequests {
+  if (m.role !== 'worker') return { reads: [], probes: {} };
+  const probes = Object.fromEntries(testImages.map((image) =>
+    [pullProbe(image), sh`PATH=$PATH:${WORKER.bin}; timeout 10 ctr content fetch-object --hosts-dir ${WORKER.containerdCertsDir} ${image} 2>&1 >/dev/null`]));
+  return { reads: [], probes };
+}

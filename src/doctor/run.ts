@@ -1,0 +1,52 @@
+// One doctor run: read the project, ask the API and every machine at once (one SSH round trip
+// each), judge, print. Read-only by construction: no lock, no run log, no write on any machine.
+import type { Writable } from 'node:stream';
+import type { LabPaths } from '../lab/names.ts';
+import { loadInventory } from '../inventory.ts';
+import { Semaphore } from '../transport/semaphore.ts';
+import { gatherApi } from './api.ts';
+import { defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from './context.ts';
+import { diagnose } from './diagnose.ts';
+import { doctorJson, doctorText } from './format.ts';
+import { gatherMachine, type Connect } from './gather.ts';
+import { pullRequests, requestsFor } from './probes.ts';
+import type { DoctorContext, Finding } from './types.ts';
+
+/** What one run needs; `connect` opens a machine's transport (doctorConnect in production). */
+export interface DoctorRun {
+  machinesFile: string;
+  /** Arguments the suggested commands need too, with a leading space (e.g. ` --machines x/machines.txt`), or ''. */
+  projectArgs: string;
+  /** Images to test-pull; undefined: defaultTestImages. */
+  images?: string[];
+  json: boolean;
+  env: NodeJS.ProcessEnv;
+  stdout: Writable;
+  labPaths: LabPaths;
+  connect: (inv: ReturnType<typeof loadInventory>) => Connect;
+}
+
+/** Machines asked at once. */
+const MACHINES_AT_ONCE = 32;
+
+/** Runs doctor and returns the exit code: 0 nothing found, 1 problems found. */
+export async function runDoctor(run: DoctorRun): Promise<{ code: number; findings: Finding[] }> {
+  const started = Date.now();
+  const inventory = loadInventory(run.machinesFile);
+  const rendered = renderedForDoctor(inventory);
+  const pki = pkiCertificates(inventory);
+  const lab = labOf(inventory, run.labPaths);
+  const api = gatherApi(inventory, run.env);
+  const images = run.images ? Promise.resolve(run.images) : api.then((a) => defaultTestImages(inventory, a, lab));
+  const connect = run.connect(inventory);
+  const gate = new Semaphore(MACHINES_AT_ONCE);
+  const evidence = await Promise.all(inventory.machines.map((m) => gate.run(() =>
+    gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), images.then((i) => pullRequests(m, i))], connect))));
+  const ctx: DoctorContext = {
+    inventory, rendered, pki, lab, caPem: pki['pki/ca.crt'], projectArgs: run.projectArgs, testImages: await images, now: Date.now(),
+  };
+  const findings = diagnose(ctx, evidence, await api);
+  const seconds = (Date.now() - started) / 1000;
+  run.stdout.write((run.json ? doctorJson(findings) : doctorText(findings, { machines: inventory.machines.length, api: await api, testImages: ctx.testImages, seconds })) + '\n');
+  return { code: findings.length ? 1 : 0, findings };
+}

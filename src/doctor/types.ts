@@ -1,0 +1,89 @@
+// The shapes of `hardway doctor`: what it gathers from each machine and from the API (evidence),
+// and what it concludes (findings). Gathering reads; everything after it is pure functions of these.
+import type { ProbeResult } from '../engine/facts.ts';
+import type { Inventory } from '../inventory.ts';
+
+/**
+ * Every check doctor makes, most likely cause first: a finding's rank is its check's place here.
+ * A machine that does not answer explains everything else about it; a control plane that is down
+ * explains every node; then the causes of a missing or NotReady node in the issue's order; then
+ * what leaves nodes Ready but breaks pods; then registries; last a node whose cause was not found.
+ */
+export const CHECKS = [
+  'ssh', 'control-plane', 'api', 'names', 'kubelet', 'containerd', 'cni', 'certificates',
+  'kube-proxy', 'netfilter', 'ip-forward', 'routes', 'pod-subnet', 'registry', 'pull', 'node',
+] as const;
+
+/** One check of CHECKS. */
+export type Check = (typeof CHECKS)[number];
+
+/** One problem doctor found: where, which check, why, what showed it, and the command that fixes it. */
+export interface Finding {
+  machine: string;
+  check: Check;
+  cause: string;
+  /** The command that showed it and the line it printed (`getent hosts server.kubernetes.local: (no answer)`). */
+  evidence: string;
+  /** The hardway command line that fixes it, as a user types it; null when no hardway command can. */
+  fix: string | null;
+}
+
+/** What one machine answered to doctor's one batch of read-only requests, or why it did not. */
+export interface MachineEvidence {
+  machine: string;
+  /** Set when the machine could not be asked over SSH: what failed, the transport's message and hint. */
+  unreachable?: { kind: 'connect' | 'host-key' | 'auth' | 'facts'; message: string; hint?: string };
+  /** Each probe's answer by name (see probes.ts); stdout only, stderr folded in where a probe needs it. */
+  probes: Record<string, ProbeResult>;
+  /** Text files read by path (never a key or a kubeconfig): content, or null when missing. */
+  files: Record<string, string | null>;
+}
+
+/** A node as the API reports it. */
+export interface NodeState {
+  name: string;
+  /** The Ready condition's status: 'True', 'False', 'Unknown'; '' when the node has none yet. */
+  ready: string;
+  reason?: string;
+  message?: string;
+  podCidr?: string;
+}
+
+/** What the API said, asked from the jumpbox with pki/jumpbox.kubeconfig. */
+export interface ApiEvidence {
+  /** The command as a user could rerun it. */
+  command: string;
+  /** Set when the API could not be asked: the last line of kubectl's stderr (or why kubectl did not run). */
+  error?: string;
+  nodes: NodeState[];
+  /** Images that pods on each node run, for the test pulls through registry mirrors. */
+  podImages: { node: string; image: string }[];
+}
+
+/** The lab the project belongs to, when it is one (`hardway lab up` wrote its directory). */
+export interface LabContext {
+  name: string;
+  /** Lab machines whose systemd-nspawn process runs. */
+  running: string[];
+  /** The lab has a registry machine (`lab up --registry`). */
+  registry: boolean;
+}
+
+/** What the findings are judged against: the inventory and what hardway would have installed. */
+export interface DoctorContext {
+  inventory: Inventory;
+  /** pki/ca.crt of the project (PEM), or undefined when pki/ has none. */
+  caPem?: string;
+  /** pki/ files by pki path (certificates only, never keys), as the machines should have them. */
+  pki: Record<string, string | undefined>;
+  /** Per machine, the rendered text files doctor compares (CNI configs, hosts.toml, containerd config). */
+  rendered: Record<string, Record<string, string>>;
+  /** The lab, when the project is one. */
+  lab?: LabContext;
+  /** Arguments every suggested command needs too (e.g. `--machines FILE`), with a leading space, or ''. */
+  projectArgs: string;
+  /** The images test-pulled on every worker through the mirrors. */
+  testImages: string[];
+  /** Machine clock fallback for certificate checks (ms since the epoch), when a machine did not say. */
+  now: number;
+}
