@@ -52,7 +52,7 @@ describe('limits of a large lab', () => {
 
   it('raise only what is below, never lower a higher host value, and put back what they raised', () => {
     const dir = tmp();
-    const values = { ...KERNEL_DEFAULTS, 'fs.inotify.max_user_watches': '1000000' };
+    const values: Record<string, string> = { ...KERNEL_DEFAULTS, 'fs.inotify.max_user_watches': '1000000' };
     const sys = fakeSys(values);
     const lines = holdHostSettings('/labs/big', largeLabSettings(33), sys, dir);
     expect(lines).toContain('host setting fs.inotify.max_user_instances: 128 -> 1056 (inotify instances (systemd, logind, dbus, kubelet) of 33 lab machine(s) on this host; put back when the last lab goes down)');
