@@ -19,8 +19,17 @@ import { waitForSsh } from './ssh-wait.ts';
 import { listLabs, readState, writeState } from './state.ts';
 import type { LabPlan, LabSpec, LabState } from './types.ts';
 
-/** How long one machine may take from nspawn start to an SSH answer. */
+/** How long one machine may take from nspawn start to an SSH answer, in a lab of a few machines. */
 export const BOOT_TIMEOUT_MS = 180_000;
+
+/**
+ * The boot timeout for a lab of `machines`: they all boot at once on the host's cores, so the
+ * last one answers later the more there are (101 machines took 108 s on an idle 2-core host;
+ * 3 s each leaves room for a busy one).
+ */
+export function bootTimeoutMs(machines: number): number {
+  return Math.max(BOOT_TIMEOUT_MS, 3_000 * machines);
+}
 
 /** What `up` did: started the lab, or found it already running. */
 export interface UpResult {
@@ -152,7 +161,7 @@ export async function bootMachines(state: LabState, paths: LabPaths, progress: P
       const pid = runningPid(mdir, m) ?? startMachine(mdir, m, plan.bridge);
       update(`systemd-nspawn pid ${pid}; waiting for sshd with the recorded host key`);
       await waitForSsh({
-        machine: m, sshConfigFile, timeoutMs: BOOT_TIMEOUT_MS,
+        machine: m, sshConfigFile, timeoutMs: bootTimeoutMs(plan.machines.length),
         nspawnPid: () => runningPid(mdir, m),
         root: machinePaths(mdir).root,
         consoleLog: machinePaths(mdir).console,
