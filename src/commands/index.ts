@@ -26,6 +26,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'lab reboot', summary: 'Restart a lab machine for real (cloud-init runs again)', load: async () => (await import('./lab.ts')).labRebootCommand },
   { name: 'lab stop', summary: 'Stop one lab machine', load: async () => (await import('./lab.ts')).labStopCommand },
   { name: 'lab start', summary: 'Start a stopped lab machine', load: async () => (await import('./lab.ts')).labStartCommand },
+  { name: 'lab break', summary: 'Break a healthy lab machine on purpose (a real fault), for hardway doctor to find', load: async () => (await import('./lab-break.ts')).labBreakCommand },
   { name: 'lab down', summary: 'Stop every lab machine and remove overlays, bridge and mounts', load: async () => (await import('./lab.ts')).labDownCommand },
   { name: 'multipass up', summary: 'Launch Multipass VMs for the cluster and write machines.txt, cluster.yaml, known_hosts, ssh_config', load: async () => (await import('./multipass.ts')).multipassUpCommand },
   { name: 'multipass status', summary: 'Show each VM hardway launched: state, addresses, the address in machines.txt, SSH', load: async () => (await import('./multipass.ts')).multipassStatusCommand },

@@ -1,7 +1,6 @@
 // What doctor judges the machines against, read on the jumpbox before any machine is asked: the
 // rendered files it compares, pki/'s certificates (never a key), whether the project is a lab, and
 // which images to test-pull through the registry mirrors.
-import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { readOptional } from '../certs/pki-files.ts';
 import { archiveImages } from '../images/oci.ts';
@@ -10,7 +9,7 @@ import { PKI, WORKER } from '../layout.ts';
 import { runningPid } from '../lab/boot.ts';
 import { machineDir, type LabPaths } from '../lab/names.ts';
 import { LAB_REGISTRY_NAME, repositoryOf } from '../lab/registry.ts';
-import { listLabs, readState } from '../lab/state.ts';
+import { labOfDir } from '../lab/by-dir.ts';
 import { renderMachine } from '../render/machine.ts';
 import { archiveNames } from '../steps/images.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
@@ -33,22 +32,11 @@ export function pkiCertificates(inv: Inventory): Record<string, string | undefin
 
 /** The lab whose directory is the project's, with the machines whose nspawn runs; undefined for real machines. */
 export function labOf(inv: Inventory, paths: LabPaths): LabContext | undefined {
-  const here = realpathSync(inv.dir);
-  for (const name of listLabs(paths)) {
-    const state = readState(paths, name);
-    if (!state || safeRealpath(state.plan.spec.dir) !== here) continue;
-    const running = state.plan.machines.filter((m) => runningPid(machineDir(paths, name, m.hostname), m) !== undefined).map((m) => m.hostname);
-    return { name, running, registry: state.plan.spec.registry === true };
-  }
-  return undefined;
-}
-
-function safeRealpath(p: string): string | undefined {
-  try {
-    return realpathSync(p);
-  } catch {
-    return undefined;
-  }
+  const state = labOfDir(paths, inv.dir);
+  if (!state) return undefined;
+  const { name } = state.plan.spec;
+  const running = state.plan.machines.filter((m) => runningPid(machineDir(paths, name, m.hostname), m) !== undefined).map((m) => m.hostname);
+  return { name, running, registry: state.plan.spec.registry === true };
 }
 
 /** At most this many images are test-pulled on each worker (each costs a registry round trip). */

@@ -37,6 +37,9 @@ export interface MachineRequests {
   probes: Record<string, Command>;
 }
 
+/** Probe name of the list of images in the node's cache (containerd's k8s.io namespace). */
+export const CACHED_PROBE = 'cached images';
+
 /** Probe name of the test pull of one image. */
 export const pullProbe = (image: string) => `pull ${image}`;
 
@@ -51,8 +54,8 @@ export function requestsFor(inv: Inventory, m: Machine, rendered: string[]): Mac
     journal: sh`for s in ${services}; do systemctl is-active --quiet "$s" || { echo "== $s"; journalctl -u "$s" -n 4 --no-pager -o cat 2>&1; }; done; :`,
     // Only hardway's block of each cloud-init hosts template (the distribution's is chosen later).
     templates: sh`for f in /etc/cloud/templates/hosts.*.tmpl; do [ -f "$f" ] || continue; echo "== \${f##*/}"; awk -v b=${HOSTS_MARKERS.begin} -v e=${HOSTS_MARKERS.end} 'index($0,b)==1{p=1} p{print} index($0,e)==1{p=0}' "$f"; done; :`,
-    // cloud-init's merged config, as pin-hosts reads it: its distribution and manage_etc_hosts.
-    cloudCfg: sh`cat /etc/cloud/cloud.cfg /etc/cloud/cloud.cfg.d/*.cfg /var/lib/cloud/instance/cloud-config.txt 2>/dev/null; :`,
+    // cloud-init's config in pin-hosts' merge order, only the lines that say its distribution and manage_etc_hosts.
+    cloudCfg: sh`grep -hE '^[[:space:]]+distro:|^manage_etc_hosts[[:space:]]*:' /etc/cloud/cloud.cfg /etc/cloud/cloud.cfg.d/*.cfg /var/lib/cloud/instance/cloud-config.txt 2>/dev/null; :`,
     routes: sh`ip -4 route show`,
   };
   if (m.role === 'worker') {
@@ -72,8 +75,10 @@ export function requestsFor(inv: Inventory, m: Machine, rendered: string[]): Mac
  * hides a broken mirror from every IfNotPresent pull): the manifest goes to /dev/null, nothing is stored.
  */
 export function pullRequests(m: Machine, testImages: string[]): MachineRequests {
-  if (m.role !== 'worker') return { reads: [], probes: {} };
+  if (m.role !== 'worker' || testImages.length === 0) return { reads: [], probes: {} };
   const probes = Object.fromEntries(testImages.map((image) =>
     [pullProbe(image), sh`PATH=$PATH:${WORKER.bin}; timeout 10 ctr content fetch-object --hosts-dir ${WORKER.containerdCertsDir} ${image} 2>&1 >/dev/null`]));
+  // What the node has cached, to tell when a cached image hides a broken pull.
+  probes[CACHED_PROBE] = sh`PATH=$PATH:${WORKER.bin}; ctr -n k8s.io images ls -q`;
   return { reads: [], probes };
 }

@@ -28,19 +28,24 @@ export function sshFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence)
 export function serviceFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
   const states = parseServiceStates(ev.probes.services?.stdout ?? '');
   const journals = parseJournals(ev.probes.journal?.stdout ?? '');
-  return servicesOf(m).flatMap((s) => {
+  const down = servicesOf(m).filter((s) => states.get(s)?.active !== 'active');
+  // The kubelet's unit requires containerd's: a stopped containerd takes the kubelet with it, and
+  // starting containerd alone does not bring it back. One finding, one fix for both.
+  const withKubelet = down.includes('containerd') && down.includes('kubelet');
+  return down.filter((s) => !(withKubelet && s === 'kubelet')).map((s) => {
     const state = states.get(s);
-    if (state?.active === 'active') return [];
     const check: Check = m.role === 'control-plane' ? 'control-plane' : (s as Check);
     const active = state?.loaded === false ? 'not installed (no unit)' : state?.active || 'unknown';
     const last = journals.get(s)?.at(-1);
-    return [{
+    const both = withKubelet && s === 'containerd';
+    return {
       machine: m.hostname,
       check,
-      cause: `${s} is ${active} on ${m.hostname}`,
-      evidence: `systemctl show ${s}: ActiveState=${state?.active || '?'}` + (last ? `; journalctl -u ${s}: ${last}` : ''),
-      fix: serviceFix(ctx, s, m.hostname),
-    }];
+      cause: `${s} is ${active} on ${m.hostname}` + (both ? ', and the kubelet, whose unit requires it, stopped with it' : ''),
+      evidence: `systemctl show ${s}: ActiveState=${state?.active || '?'}` + (last ? `; journalctl -u ${s}: ${last}` : '') +
+        (both ? `; systemctl show kubelet: ActiveState=${states.get('kubelet')?.active || '?'}` : ''),
+      fix: both ? hardwayFix(ctx, 'bootstrap-workers --only containerd --only kubelet', m.hostname) : serviceFix(ctx, s, m.hostname),
+    };
   });
 }
 
@@ -111,20 +116,26 @@ export function parseTemplateBlocks(text: string): Map<string, string> {
 export function cniFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
   if (m.role !== 'worker') return [];
   const want = ctx.rendered[m.hostname] ?? {};
-  return [WORKER.cniBridgeConf, WORKER.cniLoopbackConf].flatMap((path): Finding[] => {
-    if (want[path] === undefined || !(path in ev.files)) return [];
-    const got = ev.files[path];
-    const fix = workerStepFix(ctx, 'cni', m.hostname);
-    if (got === null) {
-      return [{ machine: m.hostname, check: 'cni', cause: `no CNI config ${path} on ${m.hostname}: the container runtime reports the network not ready, so the node is NotReady`, evidence: `cat ${path}: No such file or directory`, fix }];
-    }
-    if (got === want[path]) return [];
-    const subnet = subnetOf(got);
-    if (path === WORKER.cniBridgeConf && subnet && subnet !== m.podSubnet) {
-      return [{ machine: m.hostname, check: 'pod-subnet', cause: `the CNI config on ${m.hostname} gives pods addresses from ${subnet}, machines.txt says ${m.podSubnet}: other machines route ${m.podSubnet} here`, evidence: `${path}: "subnet": "${subnet}"`, fix }];
-    }
-    return [{ machine: m.hostname, check: 'cni', cause: `the CNI config ${path} on ${m.hostname} differs from what hardway installs`, evidence: `sha256 of ${path} differs from the rendered file`, fix }];
-  });
+  const paths = [WORKER.cniBridgeConf, WORKER.cniLoopbackConf].filter((p) => want[p] !== undefined && p in ev.files);
+  const fix = workerStepFix(ctx, 'cni', m.hostname);
+  const missing = paths.filter((p) => ev.files[p] === null);
+  // containerd takes the first config it finds as the pod network, so the loopback config alone
+  // still reads as "network ready": pods then start without one.
+  const alone = missing.includes(WORKER.cniBridgeConf) && missing.length < paths.length;
+  const findings: Finding[] = missing.length === 0 ? [] : [{
+    machine: m.hostname, check: 'cni', fix,
+    cause: alone
+      ? `no pod network config ${WORKER.cniBridgeConf} on ${m.hostname}: containerd takes the loopback config for the network, so new pods there get no address`
+      : `no CNI config on ${m.hostname}: the container runtime reports the network not ready (cni config uninitialized), so the node is NotReady`,
+    evidence: missing.map((p) => `cat ${p}: No such file or directory`).join('; '),
+  }];
+  for (const path of paths.filter((p) => ev.files[p] !== null && ev.files[p] !== want[p])) {
+    const subnet = subnetOf(ev.files[path]!);
+    findings.push(path === WORKER.cniBridgeConf && subnet && subnet !== m.podSubnet
+      ? { machine: m.hostname, check: 'pod-subnet', fix, cause: `the CNI config on ${m.hostname} gives pods addresses from ${subnet}, machines.txt says ${m.podSubnet}: other machines route ${m.podSubnet} here`, evidence: `${path}: "subnet": "${subnet}"` }
+      : { machine: m.hostname, check: 'cni', fix, cause: `the CNI config ${path} on ${m.hostname} differs from what hardway installs`, evidence: `sha256 of ${path} differs from the rendered file` });
+  }
+  return findings;
 }
 
 /** The first "subnet" of a CNI config (host-local IPAM), if any. */

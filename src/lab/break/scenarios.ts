@@ -1,0 +1,171 @@
+// The faults `hardway lab break` makes on a healthy lab: each one what the write-ups this project
+// grew from describe, made for real on one machine. None is undone by `lab break`: the way back is
+// the command `hardway doctor` names (each row says which, for the tests and for the README).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Inventory, Machine, Role } from '../../inventory.ts';
+import { HOSTS_MARKERS, PKI, WORKER } from '../../layout.ts';
+import { WEB_IMAGE } from '../../images/names.ts';
+import { registryDir } from '../../render/registries.ts';
+import { podRoutes } from '../../render/routes.ts';
+import { sh, type Command } from '../../shell.ts';
+import { LAB_REGISTRY_NAME, repositoryOf } from '../registry.ts';
+import { expiredKubelet } from './expired-cert.ts';
+
+/** What a scenario may do to its machine (src/lab/break/run.ts provides it). */
+export interface BreakEnv {
+  inventory: Inventory;
+  machine: Machine;
+  /** Runs a command on the machine; throws a CommandError naming machine, command and stderr. */
+  exec(cmd: Command): Promise<string>;
+  /** Writes a file on the machine (temp file + rename). */
+  upload(path: string, content: string, mode: number): Promise<void>;
+  /** Stops the machine (clean shutdown of its systemd-nspawn). */
+  stop(): Promise<void>;
+  /** Reboots the machine for real (cloud-init runs again) and waits for SSH. */
+  reboot(): Promise<void>;
+}
+
+/** One fault. */
+export interface Scenario {
+  name: string;
+  /** What it breaks, in one line. */
+  breaks: string;
+  /** What a learner sees afterwards, before running doctor. */
+  sees: string;
+  /** The roles of machine it can break. */
+  roles: Role[];
+  /** Needs the lab's registry machine (`lab up --registry`). */
+  registry?: boolean;
+  /** The check doctor names first, and the fix it suggests (with NODE for the machine): the tests hold both to it. */
+  doctor: { check: string; fix: string };
+  /** Makes the fault; returns what it did, one line per change. */
+  apply(env: BreakEnv): Promise<string[]>;
+}
+
+/** The image mirror-missing puts into the node's cache first: the trap that hides a broken mirror. */
+export const CACHED_IMAGE = `${LAB_REGISTRY_NAME}/${repositoryOf(WEB_IMAGE)}`;
+const TEMPLATE = '/etc/cloud/templates/hosts.debian.tmpl';
+const BRIDGE_SYSCTLS = ['net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables'];
+
+/** Every scenario, in the order `--list` shows them. */
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'worker-down',
+    breaks: 'stops the machine, as a crashed or powered-off VM',
+    sees: 'the node turns NotReady after the controller manager\'s grace period (about 40 s); its pods stay listed until their 300 s toleration ends',
+    roles: ['worker'],
+    doctor: { check: 'ssh', fix: 'hardway lab start NODE --name LAB' },
+    async apply(env) {
+      await env.stop();
+      return [`stopped ${env.machine.hostname}`];
+    },
+  },
+  {
+    name: 'hosts-drift',
+    breaks: "removes hardway's block from cloud-init's hosts template, then reboots: cloud-init rewrites /etc/hosts without the cluster's names",
+    sees: 'the node turns NotReady (a new machine would never register: "0 nodes"); it looks like a network or CNI problem, and is /etc/hosts',
+    roles: ['worker', 'control-plane'],
+    doctor: { check: 'names', fix: 'hardway pin-hosts --node NODE' },
+    async apply(env) {
+      await env.upload(TEMPLATE, withoutBlock(await env.exec(sh`cat ${TEMPLATE}`)), 0o644);
+      await env.reboot();
+      return [`removed hardway's block from ${TEMPLATE}`, `rebooted ${env.machine.hostname}: cloud-init regenerated /etc/hosts from the template`];
+    },
+  },
+  {
+    name: 'mirror-missing',
+    breaks: `pulls ${CACHED_IMAGE} into the node's cache, then deletes the mirror file certs.d/localhost_5001_/hosts.toml`,
+    sees: `pods of ${CACHED_IMAGE} still start there (cached, IfNotPresent): only a new image, or imagePullPolicy Always, fails with ErrImagePull on that node`,
+    roles: ['worker'],
+    registry: true,
+    doctor: { check: 'registry', fix: 'hardway bootstrap-workers --only containerd --node NODE' },
+    async apply(env) {
+      const file = `${registryDir(LAB_REGISTRY_NAME)}/hosts.toml`;
+      await env.exec(sh`PATH=$PATH:${WORKER.bin}; ctr -n k8s.io images pull --hosts-dir ${WORKER.containerdCertsDir} ${CACHED_IMAGE} >/dev/null`);
+      await env.exec(sh`rm -f ${file}`);
+      return [`pulled ${CACHED_IMAGE} into containerd's k8s.io namespace`, `deleted ${file}`];
+    },
+  },
+  {
+    name: 'routes-missing',
+    breaks: "deletes the machine's routes to the other workers' pod subnets",
+    sees: 'every node stays Ready; pods there cannot reach pods on other nodes, and Services whose endpoints are elsewhere time out',
+    roles: ['worker', 'control-plane'],
+    doctor: { check: 'routes', fix: 'hardway routes --node NODE' },
+    async apply(env) {
+      const routes = podRoutes(env.inventory, env.machine);
+      for (const r of routes) await env.exec(sh`ip route del ${r.subnet} via ${r.via}`);
+      return routes.map((r) => `deleted the route to ${r.subnet} via ${r.via} (pods of ${r.worker})`);
+    },
+  },
+  {
+    name: 'netfilter-off',
+    breaks: 'turns bridged traffic off for iptables (net.bridge.bridge-nf-call-iptables/ip6tables = 0), as an unloaded br_netfilter does',
+    sees: 'the node stays Ready and pods run; a Service reached from a pod on the same node as its endpoint answers only by chance',
+    roles: ['worker'],
+    doctor: { check: 'netfilter', fix: 'hardway bootstrap-workers --only worker-os --node NODE' },
+    async apply(env) {
+      await env.exec(sh`sysctl -q -w ${BRIDGE_SYSCTLS.map((k) => `${k}=0`)}`);
+      return BRIDGE_SYSCTLS.map((k) => `set ${k}=0`);
+    },
+  },
+  {
+    name: 'containerd-stopped',
+    breaks: 'stops containerd',
+    sees: "the kubelet stops with it (its unit requires containerd's) and the node turns NotReady after the grace period; running containers keep running, nothing new starts",
+    roles: ['worker'],
+    doctor: { check: 'containerd', fix: 'hardway bootstrap-workers --only containerd --only kubelet --node NODE' },
+    async apply(env) {
+      await env.exec(sh`systemctl stop containerd`);
+      return ['stopped containerd'];
+    },
+  },
+  {
+    name: 'cni-config-missing',
+    breaks: `deletes the CNI configs ${WORKER.cniBridgeConf} and ${WORKER.cniLoopbackConf}`,
+    sees: 'the node turns NotReady (network plugin not ready: cni config uninitialized); new pods there stay ContainerCreating',
+    roles: ['worker'],
+    doctor: { check: 'cni', fix: 'hardway bootstrap-workers --only cni --node NODE' },
+    async apply(env) {
+      // Both: containerd would take the loopback config alone for the pod network and stay "ready".
+      const files = [WORKER.cniBridgeConf, WORKER.cniLoopbackConf];
+      await env.exec(sh`rm -f ${files}`);
+      return files.map((f) => `deleted ${f}`);
+    },
+  },
+  {
+    name: 'cert-expired',
+    breaks: "reissues the kubelet's certificate with the project's real CA, already expired, installs it (kubelet.crt and its kubeconfig) and restarts the kubelet",
+    sees: 'the node turns NotReady; the kubelet\'s journal says Unauthorized or "certificate has expired"; logs and exec to pods there fail',
+    roles: ['worker'],
+    doctor: { check: 'certificates', fix: 'hardway distribute --node NODE' },
+    async apply(env) {
+      const pki = (p: string) => readFileSync(join(env.inventory.dir, p), 'utf8');
+      const own = PKI.machine(env.machine.hostname, 'kubelet');
+      const { certPem, kubeconfig } = expiredKubelet(env.inventory, env.machine.hostname,
+        { caPem: pki(PKI.ca.crt), caKeyPem: pki(PKI.ca.key), keyPem: pki(own.key) }, new Date());
+      await env.upload(WORKER.kubeletCrt, certPem, 0o644);
+      await env.upload(WORKER.kubeletKubeconfig, kubeconfig, 0o600);
+      await env.exec(sh`systemctl restart kubelet`);
+      return [`installed an expired certificate as ${WORKER.kubeletCrt} and in ${WORKER.kubeletKubeconfig}`, 'restarted the kubelet'];
+    },
+  },
+];
+
+/** `text` without hardway's hosts block (begin and end marker lines and everything between). Pure. */
+export function withoutBlock(text: string): string {
+  const out: string[] = [];
+  let inside = false;
+  for (const line of text.split('\n')) {
+    if (line.trimEnd() === HOSTS_MARKERS.begin) inside = true;
+    else if (line.trimEnd() === HOSTS_MARKERS.end) inside = false;
+    else if (!inside) out.push(line);
+  }
+  return out.join('\n');
+}
+
+/** The scenario of that name. */
+export function findScenario(name: string): Scenario | undefined {
+  return SCENARIOS.find((s) => s.name === name);
+}
