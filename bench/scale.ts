@@ -41,7 +41,6 @@ const SCENARIOS = [
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const UP = ['up', '--keep-going', '--json'];
-const RERUNS = 3;
 const MANUAL_RUNS = 3;
 
 /** The stand-in script of test/fixtures, put in place of these binaries in downloads/ at 1+100. */
@@ -52,7 +51,7 @@ const started = new Map<string, string>();
 const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
 const log = (s: Scenario, line: string) => console.log(`  [1+${s.workers}] ${line}`);
 
-async function measure(s: Scenario, fullRuns: number, standIns: boolean): Promise<Measured> {
+async function measure(s: Scenario, fullRuns: number, reruns: number, standIns: boolean): Promise<Measured> {
   const up = standIns ? [...UP, '--ready-timeout', '0'] : UP;
   const dir = labDir(s.name);
   started.set(s.name, dir);
@@ -84,7 +83,7 @@ async function measure(s: Scenario, fullRuns: number, standIns: boolean): Promis
   const bgTasksPerS = ([...delta(pidsQ, labLastPids(s.name)).values()].reduce((a, b) => a + b - 1, 0) / Math.max(1, pidsQ.size)) / quiet;
 
   const noops: TimedUp[] = [];
-  for (let i = 0; i < RERUNS; i++) noops.push(await timedRun(dir, up, s.name));
+  for (let i = 0; i < reruns; i++) noops.push(await timedRun(dir, up, s.name));
   log(s, `no-op up: ${noops.map((r) => `${secs(r.run.seconds)} ("changed": ${r.summary.changed})`).join(', ')}`);
   const wide: TimedUp[] = [];
   if (s.workers + 1 > 10) {
@@ -139,11 +138,13 @@ async function measure(s: Scenario, fullRuns: number, standIns: boolean): Promis
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: {
-    size: { type: 'string', multiple: true }, 'full-runs': { type: 'string', default: '3' }, 'real-kubelets': { type: 'boolean' },
+    size: { type: 'string', multiple: true }, 'full-runs': { type: 'string', default: '3' }, reruns: { type: 'string', default: '3' },
+    'real-kubelets': { type: 'boolean' },
   } });
   const chosen = SCENARIOS.filter((s) => !values.size || values.size.includes(String(s.size)));
   const fullRuns = Number(values['full-runs']);
-  if (chosen.length === 0 || !(fullRuns >= 1)) throw new Error('--size takes 3, 33 or 101; --full-runs a whole number from 1');
+  const reruns = Number(values.reruns);
+  if (chosen.length === 0 || !(fullRuns >= 1) || !(reruns >= 1)) throw new Error('--size takes 3, 33 or 101; --full-runs and --reruns a whole number from 1');
   if (process.getuid?.() !== 0) throw new Error('bench:scale needs root (lab machines: systemd-nspawn, mounts, a bridge)');
   await ensureRootfs(defaultLabPaths(process.env).cacheRoot, (l) => console.log(`  ${l}`));
   // A stale bundle makes every run compile src/ through tsx first: build it, as npm ci would.
@@ -160,7 +161,9 @@ async function main(): Promise<void> {
   try {
     for (const s of chosen) {
       console.log(`lab ${s.name} (1 server + ${s.workers} workers) ...`);
-      done.push(await measure(s, fullRuns, s.size === 101 && !values['real-kubelets']));
+      done.push(await measure(s, fullRuns, reruns, s.size === 101 && !values['real-kubelets']));
+      // Said as soon as a size is done: a later size can take long, or be stopped.
+      printReport(done.slice(-1), fullRuns, reruns);
     }
   } catch (e) {
     if (!stopBench.signal.aborted) throw e;
@@ -174,7 +177,8 @@ async function main(): Promise<void> {
     process.exitCode = 130;
     return;
   }
-  process.exitCode = printReport(done, fullRuns) ? 0 : 1;
+  console.log('\nAll sizes:');
+  process.exitCode = printReport(done, fullRuns, reruns) ? 0 : 1;
   console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}; CLI: ${cliLoader()}`);
 }
 

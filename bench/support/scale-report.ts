@@ -66,9 +66,9 @@ function table(rows: string[][]): string[] {
 }
 
 /** Prints the tables; returns true when every target of the sizes measured was met. */
-export function printReport(done: Measured[], fullRuns: number): boolean {
+export function printReport(done: Measured[], fullRuns: number, reruns: number): boolean {
   let met = true;
-  const rows = [['lab', 'issue baseline: lab up / full up / no-op', 'lab up (machines\' memory)', `full up (median of ${fullRuns})`, 'no-op up (median of 3)', 'hardway peak RSS']];
+  const rows = [['lab', 'issue baseline: lab up / full up / no-op', 'lab up (machines\' memory)', `full up (median of ${fullRuns})`, `no-op up (median of ${reruns})`, 'hardway peak RSS']];
   for (const m of done) {
     const b = BASELINE[m.size]!;
     rows.push([`1+${m.workers}`, `${b.labUp} / ${b.full} / ${b.noop}`,
