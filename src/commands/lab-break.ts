@@ -4,7 +4,6 @@ import { InputError } from '../errors.ts';
 import { listScenarios, labBreak } from '../lab/break/run.ts';
 import { SCENARIOS } from '../lab/break/scenarios.ts';
 import { defaultLabPaths, DEFAULT_LAB } from '../lab/names.ts';
-import { checkLabHost } from '../lab/preconditions.ts';
 
 /** `hardway lab break`. */
 export const labBreakCommand: CliCommand = {
@@ -28,7 +27,6 @@ export const labBreakCommand: CliCommand = {
     }
     const [scenario, ...rest] = ctx.positionals;
     if (!scenario || rest.length) throw new InputError('lab break takes exactly one SCENARIO', 'e.g. hardway lab break worker-down --node node-1; hardway lab break --list');
-    await checkLabHost();
     const lines = await labBreak({ scenario, cwd: ctx.cwd, lab: ctx.values.name as string | undefined, node: ctx.values.node as string | undefined },
       defaultLabPaths(ctx.env), { stream: ctx.stdout, env: ctx.env });
     say(ctx.stdout, lines.join('\n'));

@@ -13,6 +13,7 @@ import { findMachine } from '../plan.ts';
 import type { ProgressOptions } from '../progress.ts';
 import { LAB_REGISTRY_NAME } from '../registry.ts';
 import { resolveLab } from '../state.ts';
+import { checkLabHost } from '../preconditions.ts';
 import { labOfDir } from '../by-dir.ts';
 import { findScenario, SCENARIOS, type BreakEnv, type Scenario } from './scenarios.ts';
 
@@ -29,6 +30,7 @@ export interface BreakRequest {
 export async function labBreak(req: BreakRequest, paths: LabPaths, progress: ProgressOptions): Promise<string[]> {
   const scenario = findScenario(req.scenario);
   if (!scenario) throw new InputError(`unknown scenario "${req.scenario.slice(0, 40)}"`, `scenarios: ${SCENARIOS.map((s) => s.name).join(', ')} (hardway lab break --list)`);
+  await checkLabHost();
   const state = resolveLab(paths, req.lab ?? labOfDir(paths, req.cwd)?.plan.spec.name);
   const dir = state.plan.spec.dir;
   const inventory = loadInventory(join(dir, LAB_FILES.machines));

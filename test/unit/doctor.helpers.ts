@@ -1,0 +1,42 @@
+// Recorded evidence for doctor's unit tests: test/fixtures/doctor/<name>.json, taken from a real
+// 1-server 2-worker lab (healthy, then after each `hardway lab break` scenario). A scenario's file
+// holds only the machine it broke and the API's answer; the rest comes from healthy.json.
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadInventory } from '../../src/inventory.ts';
+import type { ApiEvidence, DoctorContext, LabContext, MachineEvidence } from '../../src/doctor/types.ts';
+
+/** The fixture directory: project/ holds the lab's machines.txt and cluster.yaml. */
+export const DOCTOR_FIXTURES = resolve(import.meta.dirname, '../fixtures/doctor');
+
+interface Recorded {
+  base?: string;
+  now: number;
+  lab?: LabContext;
+  testImages?: string[];
+  pki?: Record<string, string>;
+  rendered?: Record<string, Record<string, string>>;
+  api: ApiEvidence;
+  evidence: MachineEvidence[];
+}
+
+const read = (name: string): Recorded => JSON.parse(readFileSync(join(DOCTOR_FIXTURES, `${name}.json`), 'utf8')) as Recorded;
+
+/** A recorded run: the context doctor would have built, the evidence and the API's answer. */
+export function recorded(name: string): { ctx: DoctorContext; evidence: MachineEvidence[]; api: ApiEvidence } {
+  const healthy = read('healthy');
+  const r = name === 'healthy' ? healthy : read(name);
+  const evidence = healthy.evidence.map((e) => r.evidence.find((x) => x.machine === e.machine) ?? e);
+  const inventory = loadInventory(join(DOCTOR_FIXTURES, 'project/machines.txt'));
+  const ctx: DoctorContext = {
+    inventory,
+    rendered: healthy.rendered!,
+    pki: healthy.pki!,
+    caPem: healthy.pki!['pki/ca.crt'],
+    lab: r.lab,
+    projectArgs: '',
+    testImages: healthy.testImages!,
+    now: r.now,
+  };
+  return { ctx, evidence: structuredClone(evidence), api: structuredClone(r.api) };
+}

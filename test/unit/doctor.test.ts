@@ -1,0 +1,213 @@
+// hardway doctor's judgement, on evidence recorded from a real lab (healthy, and after each
+// `hardway lab break` scenario): the first finding is that scenario's cause on that machine, with
+// the fix the scenario table promises; and edge cases made from the recorded evidence.
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { issueCertificate } from '../../src/certs/issue.ts';
+import { parseNodesAndPods } from '../../src/doctor/api.ts';
+import { parseJournals, parseTemplateBlocks } from '../../src/doctor/checks/machine.ts';
+import { registryOf } from '../../src/doctor/context.ts';
+import { diagnose } from '../../src/doctor/diagnose.ts';
+import { doctorJson, doctorText } from '../../src/doctor/format.ts';
+import { gatherMachine } from '../../src/doctor/gather.ts';
+import { requestsFor } from '../../src/doctor/probes.ts';
+import { SCENARIOS } from '../../src/lab/break/scenarios.ts';
+import type { Transport } from '../../src/transport/types.ts';
+import { recorded } from './doctor.helpers.ts';
+
+const KUBELET_CRT = '/var/lib/kubelet/kubelet.crt';
+/** The machine each recording broke (as `lab break --node` was given). */
+const BROKEN: Record<string, string> = {
+  'worker-down': 'node-1', 'hosts-drift': 'node-1', 'mirror-missing': 'node-1', 'routes-missing': 'node-1',
+  'netfilter-off': 'node-0', 'containerd-stopped': 'node-0', 'cni-config-missing': 'node-1', 'cert-expired': 'node-1',
+};
+
+describe('doctor on recorded evidence of a real 1+2 lab', () => {
+  it('healthy: no finding, and says so', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    const findings = diagnose(ctx, evidence, api);
+    expect(findings).toEqual([]);
+    expect(doctorJson(findings)).toBe('{"ok":true,"findings":[]}');
+    expect(doctorText(findings, { machines: 3, api, testImages: ctx.testImages, seconds: 0.8 })).toMatch(/node-0 Ready, node-1 Ready.*\nNo problems found\.$/);
+  });
+
+  for (const s of SCENARIOS) {
+    it(`${s.name}: the first finding is ${s.doctor.check} on the broken machine, with the fix the scenario promises`, () => {
+      const { ctx, evidence, api } = recorded(s.name);
+      const node = BROKEN[s.name]!;
+      const [first, ...rest] = diagnose(ctx, evidence, api);
+      expect(first).toMatchObject({ machine: node, check: s.doctor.check, fix: s.doctor.fix.replace('NODE', node).replace('LAB', 'e2e-doc') });
+      // Nothing on another machine: the fault is one machine's.
+      expect(rest.filter((f) => f.machine !== node)).toEqual([]);
+      expect(first!.evidence.length).toBeGreaterThan(10);
+    });
+  }
+
+  it('a NotReady node is told in the evidence of the finding that explains it, not as a finding of its own', () => {
+    const { ctx, evidence, api } = recorded('cni-config-missing');
+    const findings = diagnose(ctx, evidence, api);
+    expect(findings.map((f) => f.check)).toEqual(['cni']);
+    expect(findings[0]!.evidence).toContain('kubectl get nodes: node-1 Ready=False (KubeletNotReady: runtime network not ready');
+  });
+
+  it('mirror-missing: the failed test pulls and the cached-image trap are in the hosts.toml finding', () => {
+    const { ctx, evidence, api } = recorded('mirror-missing');
+    const [f] = diagnose(ctx, evidence, api);
+    expect(f!.cause).toContain('/etc/containerd/certs.d/localhost_5001_/hosts.toml is missing on node-1');
+    expect(f!.evidence).toContain('ctr content fetch-object --hosts-dir /etc/containerd/certs.d localhost:5001/hardway/web:1: ctr: failed to do request');
+    expect(f!.evidence).toContain("localhost:5001/hardway/web:1 is in node-1's image cache");
+  });
+
+  it('a test pull that fails with hosts.toml right is a pull finding without a hardway fix', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    evidence[1]!.probes['pull localhost:5001/hardway/web:1'] = { code: 1, stdout: 'ctr: dial tcp 10.240.100.5:5000: connect: connection refused\n' };
+    const findings = diagnose(ctx, evidence, api);
+    expect(findings).toEqual([expect.objectContaining({ machine: 'node-0', check: 'pull', fix: null })]);
+  });
+
+  it('worker-down on real machines: no hardway command brings a machine back; a running lab machine is rebooted', () => {
+    const { ctx, evidence, api } = recorded('worker-down');
+    expect(diagnose({ ...ctx, lab: undefined }, evidence, api)[0]).toMatchObject({ machine: 'node-1', check: 'ssh', fix: null });
+    expect(diagnose({ ...ctx, lab: { ...ctx.lab!, running: ['server', 'node-0', 'node-1'] } }, evidence, api)[0]!.fix).toBe('hardway lab reboot node-1 --name e2e-doc');
+  });
+
+  it('containerd stopped: one finding for containerd and the kubelet that stopped with it', () => {
+    const { ctx, evidence, api } = recorded('containerd-stopped');
+    const findings = diagnose(ctx, evidence, api);
+    expect(findings).toHaveLength(1);
+    expect(findings[0]!.cause).toBe('containerd is inactive on node-0, and the kubelet, whose unit requires it, stopped with it');
+  });
+
+  it('the API unreachable: one api finding on the control plane, no node guessed at', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    const findings = diagnose(ctx, evidence, { ...api, error: 'The connection to the server 10.240.100.10:6443 was refused', nodes: [] });
+    expect(findings).toEqual([expect.objectContaining({ machine: 'server', check: 'api', fix: null })]);
+  });
+
+  it('a node NotReady with no cause on its machine is a node finding, last', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    api.nodes[1]!.ready = 'False';
+    evidence[2]!.probes.routes = { code: 0, stdout: 'default via 10.240.100.1 dev host0\n' };
+    expect(diagnose(ctx, evidence, api).map((f) => `${f.machine} ${f.check}`)).toEqual(['node-1 routes', 'node-1 node']);
+  });
+
+  it('findings come most likely first: by check, then by the machine order of machines.txt', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    evidence[2]!.probes.sysctls = { code: 0, stdout: 'net.bridge.bridge-nf-call-iptables 0\nnet.bridge.bridge-nf-call-ip6tables 1\nnet.ipv4.ip_forward 0\n' };
+    evidence[1]!.files['/etc/cni/net.d/10-bridge.conf'] = null;
+    evidence[1]!.files['/etc/cni/net.d/99-loopback.conf'] = null;
+    evidence[0]!.probes.services!.stdout = evidence[0]!.probes.services!.stdout.replace(/(Id=kube-scheduler.service\n(?:.*\n)*?)ActiveState=active/, '$1ActiveState=failed');
+    expect(diagnose(ctx, evidence, api).map((f) => `${f.machine} ${f.check} ${f.fix}`)).toEqual([
+      'server control-plane hardway bootstrap-control-plane --node server',
+      'node-0 cni hardway bootstrap-workers --only cni --node node-0',
+      'node-1 netfilter hardway bootstrap-workers --only worker-os --node node-1',
+      'node-1 ip-forward hardway bootstrap-workers --only worker-os --node node-1',
+    ]);
+  });
+
+  it('names that resolve but a template that lost the block: the next boot breaks them, pin-hosts fixes it now', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    evidence[0]!.probes.templates!.stdout = '== hosts.debian.tmpl\n== hosts.redhat.tmpl\n';
+    const [f] = diagnose(ctx, evidence, api);
+    expect(f).toMatchObject({ machine: 'server', check: 'names', fix: 'hardway pin-hosts --node server' });
+    expect(f!.cause).toMatch(/^names resolve on server now, but cloud-init's hosts template \(hosts\.debian\.tmpl\) no longer has hardway's block/);
+  });
+
+  it('a CNI config with another pod subnet than machines.txt is named as such', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    const conf = evidence[2]!.files['/etc/cni/net.d/10-bridge.conf']!;
+    evidence[2]!.files['/etc/cni/net.d/10-bridge.conf'] = conf.replace('10.200.1.0/24', '10.200.9.0/24');
+    expect(diagnose(ctx, evidence, api)[0]).toMatchObject({ machine: 'node-1', check: 'pod-subnet', fix: 'hardway bootstrap-workers --only cni --node node-1' });
+  });
+
+  it('a node registered with another pod CIDR: named, with no hardway fix (the API never changes it)', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    api.nodes[0]!.podCidr = '10.200.7.0/24';
+    const [f] = diagnose(ctx, evidence, api);
+    expect(f).toMatchObject({ machine: 'node-0', check: 'pod-subnet', fix: null });
+    expect(f!.cause).toContain('kubectl delete node node-0');
+  });
+});
+
+describe('doctor: certificates judged on the machine\'s own clock', () => {
+  it('not yet valid when the machine\'s clock is behind its notBefore', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    evidence[1]!.probes.clock = { code: 0, stdout: '946684800\n' }; // 2000-01-01
+    const findings = diagnose(ctx, evidence, api);
+    expect(findings[0]).toMatchObject({ machine: 'node-0', check: 'certificates' });
+    expect(findings[0]!.cause).toMatch(/is not valid until .* \(is the machine's clock behind\?\)/);
+    // pki/ holds the same certificates: the clock is wrong, not the files, and up would not help either; still one command is named.
+    expect(findings.every((f) => f.machine === 'node-0')).toBe(true);
+  });
+
+  it('signed by another CA: named, and distribute sends the right one from pki/', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    const key = (f: string) => createPrivateKey(readFileSync(join(import.meta.dirname, '../fixtures/keys', f), 'utf8'));
+    // Valid on the recorded machine clock: only the CA is wrong.
+    const issued = { now: new Date(Number(evidence[1]!.probes.clock!.stdout) * 1000 - 86_400_000), validityDays: 10 };
+    const otherCa = issueCertificate({ subject: { CN: 'CA' }, sans: [], usages: [], ca: true }, createPublicKey(key('ca-ec.key')), { selfKey: key('ca-ec.key') }, issued);
+    evidence[1]!.files[KUBELET_CRT] = issueCertificate({ subject: { CN: 'system:node:node-0', O: 'system:nodes' }, sans: ['DNS:node-0'], usages: ['serverAuth'], ca: false },
+      createPublicKey(key('leaf-ec.key')), { certificatePem: otherCa, privateKey: key('ca-ec.key') }, issued);
+    const [f] = diagnose(ctx, evidence, api);
+    expect(f).toMatchObject({ machine: 'node-0', check: 'certificates', fix: 'hardway distribute --node node-0' });
+    expect(f!.cause).toBe("the kubelet's serving certificate on node-0 is not signed by the cluster CA (pki/ca.crt)");
+  });
+
+  it('a kubelet certificate without the node\'s name (the API server dials the kubelet by it)', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    evidence[1]!.files[KUBELET_CRT] = ctx.pki['pki/machines/node-1/kubelet.crt']!;
+    const [f] = diagnose(ctx, evidence, api);
+    expect(f!.cause).toBe("the kubelet's serving certificate on node-0 does not name node-0, the name its peers dial");
+    expect(f!.fix).toBe('hardway distribute --node node-0');
+  });
+});
+
+describe('doctor: parsing and reading', () => {
+  it('parses kubectl get nodes,pods -o json: Ready condition, pod CIDR, images per node', () => {
+    const json = JSON.stringify({ items: [
+      { kind: 'Node', metadata: { name: 'node-0' }, spec: { podCIDR: '10.200.0.0/24' }, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'x' }] } },
+      { kind: 'Node', metadata: { name: 'node-1' }, spec: {}, status: {} },
+      { kind: 'Pod', metadata: { name: 'p' }, spec: { nodeName: 'node-0', containers: [{ image: 'localhost:5001/hardway/web:1' }] } },
+      { kind: 'Pod', metadata: { name: 'pending' }, spec: { containers: [{ image: 'nginx' }] } },
+    ] });
+    expect(parseNodesAndPods(json)).toEqual({
+      nodes: [{ name: 'node-0', ready: 'False', reason: 'KubeletNotReady', message: 'x', podCidr: '10.200.0.0/24' }, { name: 'node-1', ready: '' }],
+      podImages: [{ node: 'node-0', image: 'localhost:5001/hardway/web:1' }],
+    });
+  });
+
+  it('parses the journal and template sections of the probes', () => {
+    expect(parseJournals('== kubelet\nline 1\n\nline 2\n== etcd\n')).toEqual(new Map([['kubelet', ['line 1', 'line 2']], ['etcd', []]]));
+    expect(parseTemplateBlocks('== hosts.debian.tmpl\n# BEGIN x\n1 a a\n# END x\n== hosts.suse.tmpl\n')).toEqual(new Map([['hosts.debian.tmpl', '# BEGIN x\n1 a a\n# END x\n'], ['hosts.suse.tmpl', '']]));
+  });
+
+  it('knows the registry of an image name as containerd does', () => {
+    expect(['nginx', 'library/nginx:1', 'localhost:5001/hardway/web:1', 'localhost/hardway/pause:1', 'quay.io/x/y'].map(registryOf))
+      .toEqual(['docker.io', 'docker.io', 'localhost:5001', 'localhost', 'quay.io']);
+  });
+
+  it('asks each machine in one facts batch that never writes the SHA cache, and reads no key or kubeconfig whole', async () => {
+    const { ctx } = recorded('healthy');
+    const inv = ctx.inventory;
+    const sent: string[] = [];
+    const fake: Transport = {
+      machine: 'node-0',
+      async exec(cmd, opts) {
+        sent.push(cmd.text + '\n--stdin--\n' + String(opts?.stdin ?? ''));
+        return { code: 0, stdout: '', stderr: 'short' };
+      },
+      upload: async () => { throw new Error('doctor must not upload'); },
+      close: async () => undefined,
+    };
+    const node0 = inv.machines[1]!;
+    const ev = await gatherMachine(node0, [requestsFor(inv, node0, Object.keys(ctx.rendered['node-0']!))], async () => fake);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatch(/write=; /);
+    expect(sent[0]).not.toMatch(/write=1/);
+    expect(sent[0]).not.toMatch(/^R \/var\/lib\/kubelet\/(kubeconfig|kubelet\.key)$/m);
+    // A batch that fails is evidence, not an exception.
+    expect(ev.unreachable?.kind).toBe('facts');
+  });
+});

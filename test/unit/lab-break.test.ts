@@ -1,0 +1,86 @@
+// hardway lab break without a lab: the scenario table, the pure parts of two scenarios (the hosts
+// block removed from a template, the expired kubelet certificate), and the CLI's usage errors.
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { loadInventory } from '../../src/inventory.ts';
+import { HOSTS_MARKERS } from '../../src/layout.ts';
+import { expiredKubelet } from '../../src/lab/break/expired-cert.ts';
+import { SCENARIOS, withoutBlock } from '../../src/lab/break/scenarios.ts';
+import { CHECKS } from '../../src/doctor/types.ts';
+import { runCli } from '../helpers/cli.ts';
+import { makeProject } from './certs.helpers.ts';
+
+describe('lab break', () => {
+  it('has the eight scenarios of the issue, each naming a doctor check and a fix that is a hardway command', () => {
+    expect(SCENARIOS.map((s) => s.name)).toEqual(['worker-down', 'hosts-drift', 'mirror-missing', 'routes-missing', 'netfilter-off', 'containerd-stopped', 'cni-config-missing', 'cert-expired']);
+    for (const s of SCENARIOS) {
+      expect(CHECKS).toContain(s.doctor.check);
+      expect(s.doctor.fix).toMatch(/^hardway [a-z-]+ /);
+    }
+  });
+
+  it('hosts-drift removes exactly hardway\'s block from a template', () => {
+    const template = `## template:jinja\n127.0.0.1 localhost\n${HOSTS_MARKERS.begin}\n10.0.0.1 a.x a\n${HOSTS_MARKERS.end}\n::1 ip6-localhost\n`;
+    expect(withoutBlock(template)).toBe('## template:jinja\n127.0.0.1 localhost\n::1 ip6-localhost\n');
+    expect(withoutBlock('no block\n')).toBe('no block\n');
+  });
+
+  it('cert-expired: the kubelet leaf reissued by the project\'s CA, same subject and key, expired yesterday, embedded in its kubeconfig', async () => {
+    // ECDSA keys: RSA-4096 generation takes tens of seconds on a busy shared host.
+    const { dir, machines } = makeProject({ cluster: 'keyAlgorithm: ecdsa-p256\n' });
+    expect((await runCli(['certs'], dir)).code).toBe(0);
+    const inv = loadInventory(machines);
+    const pki = (p: string) => readFileSync(join(dir, p), 'utf8');
+    const now = new Date();
+    const { certPem, kubeconfig } = expiredKubelet(inv, 'node-1', { caPem: pki('pki/ca.crt'), caKeyPem: pki('pki/ca.key'), keyPem: pki('pki/machines/node-1/kubelet.key') }, now);
+    const cert = new X509Certificate(certPem);
+    const real = new X509Certificate(pki('pki/machines/node-1/kubelet.crt'));
+    expect(Date.parse(cert.validTo)).toBeLessThan(now.getTime() - 12 * 3600_000);
+    expect(cert.verify(new X509Certificate(pki('pki/ca.crt')).publicKey)).toBe(true);
+    expect(cert.subject).toBe(real.subject);
+    expect(cert.subjectAltName).toBe(real.subjectAltName);
+    expect(cert.publicKey.export({ format: 'der', type: 'spki' })).toEqual(real.publicKey.export({ format: 'der', type: 'spki' }));
+    const kc = parse(kubeconfig) as { users: { user: Record<string, string> }[]; clusters: { cluster: { server: string } }[] };
+    expect(Buffer.from(kc.users[0]!.user['client-certificate-data']!, 'base64').toString()).toBe(certPem);
+    expect(kc.clusters[0]!.cluster.server).toBe('https://server.kubernetes.local:6443');
+  });
+
+  it('--list says what each scenario breaks and what a learner sees; usage errors exit 2 with a hint', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'hardway-break-'));
+    const list = await runCli(['lab', 'break', '--list'], cwd);
+    expect(list.code).toBe(0);
+    for (const s of SCENARIOS) expect(list.stdout).toContain(`${s.name}${s.registry ? ' (needs lab up --registry)' : ''}\n  breaks: ${s.breaks}\n  you see: ${s.sees}`);
+    for (const [args, message] of [
+      [['lab', 'break'], 'lab break takes exactly one SCENARIO'],
+      [['lab', 'break', 'a', 'b'], 'lab break takes exactly one SCENARIO'],
+      [['lab', 'break', 'meltdown'], 'unknown scenario "meltdown"'],
+      [['lab', 'break', '--list', 'worker-down'], '--list takes no SCENARIO'],
+      [['lab', 'break', 'worker-down', '--nod', 'x'], 'Unknown option \'--nod\''],
+    ] as const) {
+      const r = await runCli([...args], cwd);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+});
+
+describe('doctor usage errors', () => {
+  it('exits 2 with a hint, no stack trace: no machines.txt, a bad --image, an unknown option', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'hardway-doctor-'));
+    const none = await runCli(['doctor'], cwd);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('machines.txt');
+    const { dir } = makeProject();
+    for (const [args, message] of [[['doctor', '--image', 'a b'], '--image "a b" is not an image reference'], [['doctor', '--fast'], "Unknown option '--fast'"]] as const) {
+      const r = await runCli([...args], dir);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+});
