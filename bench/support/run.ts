@@ -51,7 +51,9 @@ export function hardway(args: string[], opts: RunOptions = {}): Promise<Ran> {
 /** Returns the result if the command exited 0, else throws with the command and its output. */
 export function mustSucceed(r: Ran, what: string): Ran {
   if (r.code !== 0) {
-    const tail = `${r.stderr}\n${r.stdout}`.trim().split('\n').slice(-25).join('\n');
+    // stderr holds the reason: its end first, then the end of stdout.
+    const last = (text: string, n: number) => text.trim().split('\n').slice(-n).join('\n');
+    const tail = `${last(r.stderr, 40)}\n--- stdout:\n${last(r.stdout, 10)}`;
     throw new Error(`${what} failed (exit ${r.code}):\n${tail}`);
   }
   return r;

@@ -28,8 +28,8 @@ export async function sshProbe(sshConfigFile: string, m: LabMachine): Promise<{ 
 }
 
 /** After this long without an answer, the machine's systemd is asked whether sshd failed for good. */
-const ASK_AFTER_MS = 20_000;
-const ASK_EVERY_MS = 5_000;
+const ASK_AFTER_MS = 30_000;
+const ASK_EVERY_MS = 15_000; // not oftener: a big lab boots on a busy host, and each ask is a process
 
 /**
  * Waits until the machine answers over SSH with its recorded host key; fails early if nspawn died,
