@@ -113,19 +113,17 @@ export function waitActive(service: string, timeoutS = ACTIVE_TIMEOUT_S): Comman
 }
 
 /**
- * Restarts the running services whose inputs changed (files installed by another step), or whose
- * restart an earlier run marked due and did not reach; marks the running ones due before the files
- * go in, as withServiceChanges does.
+ * Restarts the running services whose inputs changed (files installed by another step), marking
+ * the running ones due before the files go in, as withServiceChanges does. A mark an earlier run
+ * left is not acted on here but by the step that owns the service, which runs later and first puts
+ * its own files right (restarting etcd here while its binary is still missing would fail).
  */
 export function withRestarts(states: Map<string, ServiceState>, inputs: ServiceInput[], planned: Change[]): Change[] {
   const changed = changedPaths(planned);
-  const byInput = new Set(inputs.filter((i) => changed.has(i.path)).flatMap((i) => i.services));
-  const leftOver = [...new Set(inputs.flatMap((i) => i.services))].filter((s) => states.get(s)?.restartDue && !byInput.has(s));
-  const services = [...byInput, ...leftOver];
+  const services = [...new Set(inputs.filter((i) => changed.has(i.path)).flatMap((i) => i.services))];
   if (services.length === 0) return planned;
-  const running = [...byInput].filter((s) => states.get(s)?.active === 'active');
+  const running = services.filter((s) => states.get(s)?.active === 'active');
   // Only running services restart: on a fresh machine the units of later steps do not exist yet.
   const cmd = sh`for s in ${services}; do if systemctl is-active --quiet "$s"; then systemctl restart "$s" || exit 1; fi; rm -f ${ANY.restartDue}/"$s"; done`;
-  const why = [byInput.size ? `inputs changed for ${[...byInput].join(', ')}` : '', leftOver.length ? `an earlier run stopped before restarting ${leftOver.join(', ')}` : ''];
-  return [...markRestartsDue(running), ...planned, { kind: 'exec', cmd, reason: `${why.filter(Boolean).join('; ')} (restarted if running)` }];
+  return [...markRestartsDue(running), ...planned, { kind: 'exec', cmd, reason: `inputs changed for ${services.join(', ')} (restarted if running)` }];
 }
