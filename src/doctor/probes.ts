@@ -51,9 +51,10 @@ export function requestsFor(inv: Inventory, m: Machine, rendered: string[]): Mac
     names: resolveNames(inv.machines.flatMap((x) => [x.hostname, x.fqdn])),
     services: serviceStatesCommand(services),
     // The journal's last lines only of a service that is not active: one process per such service.
-    journal: sh`for s in ${services}; do systemctl is-active --quiet "$s" || { echo "== $s"; journalctl -u "$s" -n 4 --no-pager -o cat 2>&1; }; done; :`,
+    // (One systemctl for every state, then a journalctl per service that is down.)
+    journal: sh`set -- $(systemctl is-active ${services}); for s in ${services}; do [ "$1" = active ] || { echo "== $s"; journalctl -u "$s" -n 4 --no-pager -o cat 2>&1; }; shift; done; :`,
     // Only hardway's block of each cloud-init hosts template (the distribution's is chosen later).
-    templates: sh`for f in /etc/cloud/templates/hosts.*.tmpl; do [ -f "$f" ] || continue; echo "== \${f##*/}"; awk -v b=${HOSTS_MARKERS.begin} -v e=${HOSTS_MARKERS.end} 'index($0,b)==1{p=1} p{print} index($0,e)==1{p=0}' "$f"; done; :`,
+    templates: sh`cd /etc/cloud/templates 2>/dev/null && awk -v b=${HOSTS_MARKERS.begin} -v e=${HOSTS_MARKERS.end} 'FNR==1{print "== " FILENAME; p=0} index($0,b)==1{p=1} p{print} index($0,e)==1{p=0}' hosts.*.tmpl 2>/dev/null; :`,
     // cloud-init's config in pin-hosts' merge order, only the lines that say its distribution and manage_etc_hosts.
     cloudCfg: sh`grep -hE '^[[:space:]]+distro:|^manage_etc_hosts[[:space:]]*:' /etc/cloud/cloud.cfg /etc/cloud/cloud.cfg.d/*.cfg /var/lib/cloud/instance/cloud-config.txt 2>/dev/null; :`,
     routes: sh`ip -4 route show`,
