@@ -60,7 +60,8 @@ export function requestsFor(inv: Inventory, m: Machine, rendered: string[]): Mac
     routes: sh`ip -4 route show`,
   };
   if (m.role === 'worker') {
-    probes.sysctls = sh`for k in ${WORKER_SYSCTLS}; do printf '%s %s\\n' "$k" "$(sysctl -n "$k" 2>/dev/null)"; done`;
+    // `KEY = VALUE` lines from one process; a key that does not exist (no br_netfilter) has no line.
+    probes.sysctls = sh`sysctl ${WORKER_SYSCTLS} 2>/dev/null; :`;
     // The server and client certificate lines only: the key line never leaves the machine.
     for (const [name, path] of Object.entries(KUBECONFIGS)) {
       probes[`kubeconfig ${name}`] = sh`sed -n -e 's/^ *server: *//p' -e 's/^ *client-certificate-data: *//p' ${path}`;

@@ -65,6 +65,9 @@ describe('doctor on recorded evidence of a real 1+2 lab', () => {
     evidence[1]!.probes['pull localhost:5001/hardway/web:1'] = { code: 1, stdout: 'ctr: dial tcp 10.240.100.5:5000: connect: connection refused\n' };
     const findings = diagnose(ctx, evidence, api);
     expect(findings).toEqual([expect.objectContaining({ machine: 'node-0', check: 'pull', fix: null })]);
+    // In a lab whose registry machine is stopped, starting it is the fix.
+    const stopped = { ...ctx.lab!, running: ctx.lab!.running.filter((m) => m !== 'registry') };
+    expect(diagnose({ ...ctx, lab: stopped }, evidence, api)[0]).toMatchObject({ check: 'pull', fix: 'hardway lab start registry --name e2e-doc' });
   });
 
   it('worker-down on real machines: no hardway command brings a machine back; a running lab machine is rebooted', () => {

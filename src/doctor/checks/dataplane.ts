@@ -4,20 +4,21 @@
 import type { Machine } from '../../inventory.ts';
 import { podRoutes } from '../../render/routes.ts';
 import { parseRoutes } from '../../steps/routes.ts';
+import { WORKER_SYSCTLS } from '../../steps/worker-os.ts';
 import { hardwayFix, workerStepFix } from '../fixes.ts';
 import type { ApiEvidence, DoctorContext, Finding, MachineEvidence } from '../types.ts';
 
 /** br_netfilter's sysctls and ip_forward on a worker, each wanted at 1. */
 export function sysctlFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
   if (m.role !== 'worker' || !ev.probes.sysctls) return [];
-  const values = ev.probes.sysctls.stdout.split('\n').filter(Boolean).map((l): [string, string] => {
-    const [k, v] = l.trim().split(/\s+/);
+  const got = new Map<string, string>(ev.probes.sysctls.stdout.split('\n').filter(Boolean).map((l) => {
+    const [k, v] = l.trim().split(/\s*=\s*|\s+/);
     return [k!, v ?? ''];
-  });
-  const off = values.filter(([, v]) => v !== '1');
+  }));
+  const off = WORKER_SYSCTLS.map((k): [string, string] => [k, got.get(k) ?? '']).filter(([, v]) => v !== '1');
   const bridge = off.filter(([k]) => k.startsWith('net.bridge.'));
   const forward = off.filter(([k]) => k === 'net.ipv4.ip_forward');
-  const evidence = (list: [string, string][]) => list.map(([k, v]) => `sysctl -n ${k}: ${v || '(no such key: br_netfilter not loaded)'}`).join('; ');
+  const evidence = (list: [string, string][]) => list.map(([k, v]) => `sysctl ${k}: ${v || '(no such key: br_netfilter not loaded)'}`).join('; ');
   const fix = workerStepFix(ctx, 'worker-os', m.hostname);
   return [
     ...(bridge.length ? [{

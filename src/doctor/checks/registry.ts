@@ -4,6 +4,7 @@ import type { Machine } from '../../inventory.ts';
 import { WORKER } from '../../layout.ts';
 import { workerStepFix } from '../fixes.ts';
 import { CACHED_PROBE, pullProbe } from '../probes.ts';
+import { REGISTRY_HOSTNAME } from '../../lab/registry.ts';
 import type { DoctorContext, Finding, MachineEvidence } from '../types.ts';
 
 /** containerd's config and every certs.d file of cluster.yaml's registries, missing or different. */
@@ -46,9 +47,14 @@ export function pullFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence
       cause.evidence += `; ${evidence}`;
       return [];
     }
+    // The lab's own registry machine stopped: starting it is the fix.
+    const registryDown = ctx.lab?.registry && !ctx.lab.running.includes(REGISTRY_HOSTNAME);
     return [{
-      machine: m.hostname, check: 'pull', fix: null, evidence,
-      cause: `pulling ${image} on ${m.hostname} fails though its hosts.toml is as cluster.yaml says: is the registry up, and does it hold the image?`,
+      machine: m.hostname, check: 'pull', evidence,
+      fix: registryDown ? `hardway lab start ${REGISTRY_HOSTNAME} --name ${ctx.lab!.name}` : null,
+      cause: registryDown
+        ? `pulling ${image} on ${m.hostname} fails: the lab's registry machine is not running`
+        : `pulling ${image} on ${m.hostname} fails though its hosts.toml is as cluster.yaml says: is the registry up, and does it hold the image?`,
     }];
   });
 }
