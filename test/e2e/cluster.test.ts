@@ -309,18 +309,20 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
         { step: 'worker-os', machine: 'node-1', status: 'unchanged', changes: 0 },
         { step: 'containerd', machine: 'node-1', status: 'unchanged', changes: 0 },
         { step: 'cni', machine: 'node-1', status: 'changed', changes: 2 },
-        { step: 'kubelet', machine: 'node-1', status: 'changed', changes: 2 },
+        { step: 'kubelet', machine: 'node-1', status: 'changed', changes: 3 },
         { step: 'kube-proxy', machine: 'node-1', status: 'unchanged', changes: 0 },
       ]);
-      // The run log: two uploads, the old gateway taken off the bridge, the kubelet restarted, all on
-      // node-1; no other machine was even asked.
+      // The run log: two uploads, the old gateway taken off the bridge, the kubelet marked due (so a
+      // kill before its restart still restarts it on the rerun) and restarted, all on node-1; no
+      // other machine was even asked.
       const log = newLog(l, logs);
       const uploads = [...log.matchAll(/^\S+ (\S+): upload (\S+) /gm)].map((m) => `${m[1]} ${m[2]}`);
       expect(uploads).toEqual(['node-1 /etc/cni/net.d/10-bridge.conf', 'node-1 /var/lib/kubelet/kubelet-config.yaml']);
       const commands = [...log.matchAll(/^\S+ (\S+): \$ (.*)$/gm)].map((m) => `${m[1]} ${m[2]}`);
-      expect(commands).toHaveLength(2);
+      expect(commands).toHaveLength(3);
       expect(commands[0]).toBe(`node-1 ip addr del ${oldGateway} dev cni0`);
-      expect(commands[1]).toMatch(/^node-1 \{ systemctl restart kubelet \|\| /);
+      expect(commands[1]).toBe('node-1 mkdir -p /var/lib/hardway/restart-due && touch /var/lib/hardway/restart-due/kubelet');
+      expect(commands[2]).toMatch(/^node-1 \{ systemctl restart kubelet \|\| .* && rm -f \/var\/lib\/hardway\/restart-due\/kubelet && /);
       expect(log).not.toMatch(/^\S+ (node-0|server): /m);
       expect(await l.run('node-1', 'cat /etc/cni/net.d/10-bridge.conf')).toContain(`"subnet": "${newSubnet}"`);
       expect(await l.run('node-1', 'cat /var/lib/kubelet/kubelet-config.yaml')).toContain(newSubnet);
