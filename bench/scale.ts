@@ -61,7 +61,9 @@ async function measure(s: Scenario, fullRuns: number, reruns: number, standIns: 
   const labMem = { pss: labPssBytes(s.name), drop: free0 - memAvailable() };
   log(s, `lab up ${secs(lab.labUpSeconds)}; machines' PSS ${gib(labMem.pss)}, host MemAvailable down ${gib(labMem.drop)}`);
   await prepareProject(dir);
-  if (standIns) for (const f of STOOD_IN) copyFileSync(STAND_IN, join(dir, 'downloads', f));
+  // downloads/ holds hard links into the user cache: unlink first, or the copy writes the stand-in
+  // through the link into the cached build (and every other project linked to it).
+  if (standIns) for (const f of STOOD_IN) { rmSync(join(dir, 'downloads', f), { force: true }); copyFileSync(STAND_IN, join(dir, 'downloads', f)); }
 
   const fulls: TimedUp[] = [];
   for (let i = 0; i < fullRuns; i++) {
