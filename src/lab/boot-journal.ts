@@ -18,10 +18,10 @@ export interface JournalEntry {
   __MONOTONIC_TIMESTAMP?: string;
 }
 
-// Logged on every healthy boot of a lab machine: not a reason. The first is journald finding no
+// Logged on every healthy boot of a lab machine: not a reason. The first two are journald finding no
 // notify socket (nspawn --keep-unit without systemd on the host); the second is sshd seeing the
 // lab's own port probe (a TCP connect that closes before the SSH banner).
-const HARMLESS = [/^Failed to connect to notify socket/, /^error: kex_exchange_identification: Connection closed by remote host/,
+const HARMLESS = [/^Failed to connect to notify socket/, /^Failed to send stream file descriptor to service manager/, /^error: kex_exchange_identification: Connection closed by remote host/,
   /^Connection closed by [\d.]+ port \d+ \[preauth\]/];
 
 /** The machine's systemd (its init process, nspawn's child), or undefined when nspawn is gone. */
