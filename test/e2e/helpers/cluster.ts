@@ -116,9 +116,13 @@ export async function invocationIds(lab: Lab, machine: string, services: readonl
 /** Every service hardway runs on some machine. */
 export const CLUSTER_SERVICES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'containerd', 'kubelet', 'kube-proxy', 'hardway-pod-routes'] as const;
 
-/** Where a run writes on a machine, minus what the OS itself rewrites (journal, timers, apt). */
+/**
+ * Where a run writes on a machine, minus what the OS itself rewrites (journal, timers, apt) and
+ * etcd's data dir (the running cluster's own database: leases and node status are written every few
+ * seconds whatever hardway does).
+ */
 const WATCHED = '/etc /usr /opt /srv /root /home /var';
-const OS_NOISE = ['/var/log', '/var/cache', '/var/tmp', '/var/lib/systemd', '/var/lib/apt', '/var/lib/logrotate', '/var/backups'];
+const OS_NOISE = ['/var/log', '/var/cache', '/var/tmp', '/var/lib/systemd', '/var/lib/apt', '/var/lib/logrotate', '/var/backups', '/var/lib/etcd'];
 
 /** Marks the time on a machine; filesChangedSince lists files written after it. */
 export async function markTime(lab: Lab, machine: string): Promise<void> {
