@@ -38,6 +38,11 @@ export function joinCommands(cmds: Command[], sep = ' && '): Command {
   return { [COMMAND]: true, text: cmds.map((c) => c.text).join(sep) };
 }
 
+/** A whole shell program shipped with hardway (a file under src/, never input) as a Command. */
+export function shellProgram(text: string): Command {
+  return { [COMMAND]: true, text };
+}
+
 /** True if the value is a Command built by `sh`. */
 export function isCommand(v: unknown): v is Command {
   return typeof v === 'object' && v !== null && COMMAND in v;

@@ -12,13 +12,11 @@ import { issueCertificate } from './issue.ts';
 import { generateKey, keyFromPem, type KeyPair } from './keys.ts';
 import { kubeconfigsFor } from './kubeconfig.ts';
 import { migrateLegacyLayout } from './migrate.ts';
+import { doneLine, keptLine, type PkiLine, type PkiReport } from './pki-report.ts';
 import { checkPkiDir, ensurePkiDir, narrowMode, readOptional, writePkiFile, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
 
 /** What `hardway certs` did, one entry per certificate, plus notes (mode fixes) and warnings. */
-export interface CertsReport {
-  lines: string[];
-  warnings: string[];
-}
+export type CertsReport = PkiReport;
 
 /** A CA that exists and is usable: its certificate and key. */
 interface ExistingCa {
@@ -41,11 +39,11 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
   const ids = identitiesFor(inv);
   assertDistinctFiles(ids, kubeconfigsFor(inv));
 
-  const lines: string[] = [];
+  const lines: PkiLine[] = [];
   const warnings: string[] = [];
-  const note = (n: string | undefined) => n && lines.push(n);
+  const note = (n: string | undefined) => n && lines.push(doneLine(n));
   note(ensurePkiDir(inv.dir));
-  lines.push(...migrateLegacyLayout(inv, new Map([...existing].map(([n, ca]) => [n, ca.cert])), now));
+  lines.push(...migrateLegacyLayout(inv, new Map([...existing].map(([n, ca]) => [n, ca.cert])), now).map(doneLine));
 
   const leaves = ids.map((id) => {
     const ca = existing.get(id.issuer);
@@ -76,7 +74,7 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
   }
   for (const ca of cas) {
     const found = existing.get(ca.name)!;
-    lines.push(newCas.includes(ca) ? `issued ${ca.name} (new)` : `kept ${ca.name}`);
+    lines.push(newCas.includes(ca) ? doneLine(`issued ${ca.name} (new)`) : keptLine(`kept ${ca.name}`));
     note(narrowMode(at(ca.files.key), SECRET_MODE, ca.files.key));
     const daysLeft = Math.floor((new Date(found.cert.validTo).getTime() - now.getTime()) / 86_400_000);
     if (daysLeft < settings.renewBeforeDays) {
@@ -93,12 +91,12 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
     writePkiFile(inv.dir, leaf.id.files.crt, pem, PUBLIC_MODE);
   }
   for (const leaf of leaves) {
-    if (leaf.reasons.length === 0) lines.push(`kept ${leaf.id.name}`);
-    else lines.push(leaf.fresh ? `issued ${leaf.id.name} (new)` : `reissued ${leaf.id.name} (${leaf.reasons.join('; ')})`);
+    if (leaf.reasons.length === 0) lines.push(keptLine(`kept ${leaf.id.name}`));
+    else lines.push(doneLine(leaf.fresh ? `issued ${leaf.id.name} (new)` : `reissued ${leaf.id.name} (${leaf.reasons.join('; ')})`));
     note(narrowMode(at(leaf.id.files.key), SECRET_MODE, leaf.id.files.key));
   }
   for (const name of unusedCertificates(inv, leaves.map((l) => l.id))) {
-    lines.push(`unused ${name} (not in the inventory any more; left in ${PKI.dir}/)`);
+    lines.push(doneLine(`unused ${name} (not in the inventory any more; left in ${PKI.dir}/)`));
   }
   return { lines, warnings };
 }

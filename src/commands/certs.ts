@@ -4,8 +4,8 @@ import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { checkCertificates, formatCheck } from '../certs/check.ts';
 import { ensureCertificates } from '../certs/ensure.ts';
 import { withRunLock } from '../engine/lock.ts';
-import { loadInventory, type Inventory } from '../inventory.ts';
-import type { Writable } from 'node:stream';
+import { loadInventory } from '../inventory.ts';
+import { printReport } from './print-report.ts';
 
 /** Creates the CAs once, then issues or reissues exactly the certificates that no longer match the inventory. */
 export const certsCommand: CliCommand = {
@@ -19,17 +19,12 @@ export const certsCommand: CliCommand = {
   options: { ...INVENTORY_OPTIONS },
   async run({ values, stdout, stderr, cwd }) {
     const inv = loadInventory(resolve(cwd, values.machines as string));
-    return withRunLock(inv.dir, 'certs', () => makeCertificates(inv, { stdout, stderr }));
+    return withRunLock(inv.dir, 'certs', async () => {
+      printReport(await ensureCertificates(inv, new Date()), { stdout, stderr });
+      return 0;
+    });
   },
 };
-
-/** What `hardway certs` does once it holds the project's lock (`up` runs it under its own). */
-export async function makeCertificates(inv: Inventory, io: { stdout: Writable; stderr: Writable }): Promise<number> {
-  const report = await ensureCertificates(inv, new Date());
-  for (const line of report.lines) say(io.stdout, line);
-  for (const w of report.warnings) say(io.stderr, `warning: ${w}`);
-  return 0;
-}
 
 /** Read-only check of every certificate: chain, key, subject, names, expiry. Exit 1 on any problem. */
 export const certsCheckCommand: CliCommand = {

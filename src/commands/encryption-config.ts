@@ -1,13 +1,14 @@
 // `hardway encryption-config`: pki/encryption-config.yaml, generated once and then kept, because a
 // new key on rerun would make every secret already stored in etcd unreadable.
 import { join, resolve } from 'node:path';
-import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { INVENTORY_OPTIONS, type CliCommand } from '../cli/command.ts';
 import { encryptionConfigProblem, newEncryptionKey, renderEncryptionConfig } from '../certs/encryption.ts';
 import { checkPkiDir, ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writeAtomic } from '../certs/pki-files.ts';
 import { FailureError } from '../errors.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { loadInventory, type Inventory } from '../inventory.ts';
-import type { Writable } from 'node:stream';
+import { doneLine, keptLine, type PkiLine, type PkiReport } from '../certs/pki-report.ts';
+import { printReport } from './print-report.ts';
 import { PKI } from '../layout.ts';
 
 /** Creates the encryption config with a fresh random key if there is none; otherwise keeps it untouched. */
@@ -19,14 +20,18 @@ export const encryptionConfigCommand: CliCommand = {
     'Written once to pki/encryption-config.yaml (mode 0600); a rerun keeps it byte for byte. ' +
     'The key is never printed.',
   options: { ...INVENTORY_OPTIONS },
-  async run({ values, stdout, cwd }) {
+  async run({ values, stdout, stderr, cwd }) {
     const inv = loadInventory(resolve(cwd, values.machines as string));
-    return withRunLock(inv.dir, 'encryption-config', () => writeEncryptionConfig(inv, stdout));
+    return withRunLock(inv.dir, 'encryption-config', async () => {
+      printReport(writeEncryptionConfig(inv), { stdout, stderr });
+      return 0;
+    });
   },
 };
 
 /** What `hardway encryption-config` does once it holds the project's lock (`up` runs it under its own). */
-export async function writeEncryptionConfig(inv: Inventory, stdout: Writable): Promise<number> {
+export function writeEncryptionConfig(inv: Inventory): PkiReport {
+  const lines: PkiLine[] = [];
   checkPkiDir(inv.dir);
   const file = join(inv.dir, PKI.encryptionConfig);
   const existing = readOptional(file);
@@ -38,14 +43,14 @@ export async function writeEncryptionConfig(inv: Inventory, stdout: Writable): P
         'hardway does not replace it, since a new key makes the secrets already stored unreadable: repair it, or restore it from your backup',
       );
     }
-    say(stdout, `kept ${PKI.encryptionConfig}`);
+    lines.push(keptLine(`kept ${PKI.encryptionConfig}`));
     const note = narrowMode(file, SECRET_MODE, PKI.encryptionConfig);
-    if (note) say(stdout, note);
-    return 0;
+    if (note) lines.push(doneLine(note));
+    return { lines, warnings: [] };
   }
   const dirNote = ensurePkiDir(inv.dir);
-  if (dirNote) say(stdout, dirNote);
+  if (dirNote) lines.push(doneLine(dirNote));
   writeAtomic(file, renderEncryptionConfig(newEncryptionKey()), SECRET_MODE);
-  say(stdout, `written ${PKI.encryptionConfig} (new 32-byte key "key1"; back it up: without it, stored secrets cannot be read)`);
-  return 0;
+  lines.push(doneLine(`written ${PKI.encryptionConfig} (new 32-byte key "key1"; back it up: without it, stored secrets cannot be read)`));
+  return { lines, warnings: [] };
 }

@@ -1,6 +1,6 @@
 // `hardway kubeconfigs`: every kubeconfig in pki/, built from the certificates `hardway certs` made.
 import { join, resolve } from 'node:path';
-import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { INVENTORY_OPTIONS, type CliCommand } from '../cli/command.ts';
 import { checkCertificates } from '../certs/check.ts';
 import { assertDistinctFiles, identitiesFor } from '../certs/identities.ts';
 import { kubeconfigsFor, renderKubeconfig } from '../certs/kubeconfig.ts';
@@ -8,7 +8,8 @@ import { ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writePkiFile } fro
 import { FailureError } from '../errors.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { loadInventory, type Inventory } from '../inventory.ts';
-import type { Writable } from 'node:stream';
+import { doneLine, keptLine, type PkiLine, type PkiReport } from '../certs/pki-report.ts';
+import { printReport } from './print-report.ts';
 import { PKI } from '../layout.ts';
 
 /** Writes each kubeconfig whose content differs from what is there; keeps the rest byte for byte. */
@@ -21,14 +22,18 @@ export const kubeconfigsCommand: CliCommand = {
     'Cluster kubernetes-the-hard-way, context default, CA, certificate and key embedded, mode 0600. ' +
     'Needs the certificates: run "hardway certs" first.',
   options: { ...INVENTORY_OPTIONS },
-  async run({ values, stdout, cwd }) {
+  async run({ values, stdout, stderr, cwd }) {
     const inv = loadInventory(resolve(cwd, values.machines as string));
-    return withRunLock(inv.dir, 'kubeconfigs', () => writeKubeconfigs(inv, stdout));
+    return withRunLock(inv.dir, 'kubeconfigs', async () => {
+      printReport(writeKubeconfigs(inv), { stdout, stderr });
+      return 0;
+    });
   },
 };
 
 /** What `hardway kubeconfigs` does once it holds the project's lock (`up` runs it under its own). */
-export async function writeKubeconfigs(inv: Inventory, stdout: Writable): Promise<number> {
+export function writeKubeconfigs(inv: Inventory): PkiReport {
+  const lines: PkiLine[] = [];
   const specs = kubeconfigsFor(inv);
   assertDistinctFiles(identitiesFor(inv), specs);
   // Embed only certificates that are there and still match the inventory.
@@ -46,19 +51,19 @@ export async function writeKubeconfigs(inv: Inventory, stdout: Writable): Promis
   const at = (p: string) => join(inv.dir, p);
   const caPem = readOptional(at(PKI.ca.crt))!;
   const dirNote = ensurePkiDir(inv.dir);
-  if (dirNote) say(stdout, dirNote);
+  if (dirNote) lines.push(doneLine(dirNote));
   for (const spec of specs) {
     const text = renderKubeconfig(spec, {
       caPem, certPem: readOptional(at(spec.certificate.crt))!, keyPem: readOptional(at(spec.certificate.key))!,
     });
     if (readOptional(at(spec.file)) === text) {
-      say(stdout, `kept ${spec.file}`);
+      lines.push(keptLine(`kept ${spec.file}`));
       const note = narrowMode(at(spec.file), SECRET_MODE, spec.file);
-      if (note) say(stdout, note);
+      if (note) lines.push(doneLine(note));
     } else {
       writePkiFile(inv.dir, spec.file, text, SECRET_MODE);
-      say(stdout, `written ${spec.file}`);
+      lines.push(doneLine(`written ${spec.file}`));
     }
   }
-  return 0;
+  return { lines, warnings: [] };
 }

@@ -5,12 +5,10 @@
 import { SERVER } from '../layout.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
 import { binaryFiles } from './support/binaries.ts';
+import { CONTROL_PLANE_SERVICES } from './support/components.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
 import { withServiceChanges } from './support/services.ts';
-
-/** The control-plane services, in start order. */
-export const CONTROL_PLANE_SERVICES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
 
 /** The bootstrap-control-plane step. */
 export const bootstrapControlPlaneStep: Step = {

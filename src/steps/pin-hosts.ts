@@ -30,11 +30,12 @@ import { FailureError, CommandError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import { ANY, HOSTS_MARKERS } from '../layout.ts';
 import { hostsBlock } from '../render/hosts.ts';
-import { sh, type Command } from '../shell.ts';
+import { sh } from '../shell.ts';
 import { changesForFile } from '../engine/desired.ts';
 import type { FileFact, Facts } from '../engine/facts.ts';
 import type { Change, HostContext, Step, StepContext, VerifyContext } from '../engine/types.ts';
 import { cloudInitFacts, placeBlock, pinLoopbackName } from './pin-hosts-text.ts';
+import { resolveNames } from './support/names.ts';
 
 /** The pin-hosts step. */
 export const pinHostsStep: Step = {
@@ -125,11 +126,6 @@ async function checkNames(ctx: HostContext, inv: Inventory): Promise<void> {
   if (wrong.length) {
     throw new FailureError(`${ctx.host}: names do not resolve as pinned: ${wrong.join('; ')}`, 'check /etc/nsswitch.conf (hosts: files first) and /etc/hosts on that machine');
   }
-}
-
-/** `NAME FIRST-ADDRESS` per name, as the machine's resolver answers (getent hosts). */
-export function resolveNames(names: string[]): Command {
-  return sh`for n in ${names}; do printf '%s %s\\n' "$n" "$(getent hosts "$n")"; done`;
 }
 
 interface CloudInitState {

@@ -8,22 +8,8 @@ import { podRoutes, ROUTES_SERVICE, type PodRoute } from '../render/routes.ts';
 import { joinCommands, sh } from '../shell.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
+import { parseRoutes, type LiveRoute } from './support/routes.ts';
 import { enableService, reloadChanges, startService } from './support/services.ts';
-
-/** A route as `ip -4 route show` lists it. */
-export interface LiveRoute {
-  dst: string;
-  via?: string;
-}
-
-/** Parses `ip -4 route show` output. */
-export function parseRoutes(text: string): LiveRoute[] {
-  return text.split('\n').filter(Boolean).map((line) => {
-    const words = line.trim().split(/\s+/);
-    const via = words.indexOf('via');
-    return { dst: words[0]!, ...(via > 0 ? { via: words[via + 1] } : {}) };
-  });
-}
 
 /** The route changes that make the live table match `wanted` for pod subnets inside the cluster CIDR. */
 export function routeChanges(live: LiveRoute[], wanted: PodRoute[], clusterCidr: string): Change[] {

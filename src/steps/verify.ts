@@ -8,19 +8,19 @@ import { podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
 import { sh } from '../shell.ts';
 import type { Step, VerifyContext } from '../engine/types.ts';
 import type { Inventory, Machine } from '../inventory.ts';
-import { CONTROL_PLANE_SERVICES } from './bootstrap-control-plane.ts';
-import { placements } from './distribute.ts';
+import { CONTROL_PLANE_SERVICES, WORKER_SERVICES } from './support/components.ts';
 import { etcdHealthCommand } from './support/etcd.ts';
-import { resolveNames } from './pin-hosts.ts';
-import { parseRoutes } from './routes.ts';
 import { inspect } from './support/inspect.ts';
+import { resolveNames } from './support/names.ts';
+import { placements } from './support/placements.ts';
+import { parseRoutes } from './support/routes.ts';
 
 /** The services that must be active on a machine of this role. */
 export function expectedServices(inv: Inventory, m: Machine): string[] {
   const routes = podRoutes(inv, m).length > 0 ? [ROUTES_SERVICE] : [];
   return m.role === 'control-plane'
     ? ['etcd', ...CONTROL_PLANE_SERVICES, ...routes]
-    : ['containerd', 'kubelet', 'kube-proxy', ...routes];
+    : [...WORKER_SERVICES, ...routes];
 }
 
 /** The verify step. */

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadInventory, type Inventory } from '../../src/inventory.ts';
 import { renderMachine } from '../../src/render/machine.ts';
-import { placements } from '../../src/steps/distribute.ts';
+import { placements } from '../../src/steps/support/placements.ts';
 import { kubernetesToRender } from '../../src/steps/support/kubernetes-version.ts';
 import { expectedServices } from '../../src/steps/verify.ts';
 

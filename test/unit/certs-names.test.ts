@@ -10,7 +10,7 @@ import { assertDistinctFiles, identitiesFor } from '../../src/certs/identities.t
 import { kubeconfigsFor } from '../../src/certs/kubeconfig.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { PKI } from '../../src/layout.ts';
-import { placements } from '../../src/steps/distribute.ts';
+import { placements } from '../../src/steps/support/placements.ts';
 import { hardway, makeProject, named, snapshot } from './certs.helpers.ts';
 
 const EC = 'keyAlgorithm: ecdsa-p256\n';

@@ -3,8 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseInventory } from '../../src/inventory.ts';
 import { defaultSettings } from '../../src/cluster-settings.ts';
-import { placements } from '../../src/steps/distribute.ts';
-import { asOneCommand, parseRoutes, routeChanges } from '../../src/steps/routes.ts';
+import { placements } from '../../src/steps/support/placements.ts';
+import { asOneCommand, routeChanges } from '../../src/steps/routes.ts';
+import { parseRoutes } from '../../src/steps/support/routes.ts';
 import { podRoutes } from '../../src/render/routes.ts';
 import { serviceChanges, withRestarts, withServiceChanges } from '../../src/steps/support/services.ts';
 import { parseServiceStates } from '../../src/steps/support/inspect.ts';

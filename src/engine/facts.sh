@@ -1,0 +1,133 @@
+# hardway's facts script (src/engine/facts.ts runs it): read-only questions to a machine, answered
+# in ONE shell per batch. Requests come on stdin, one per line; one answer per stdout line:
+#  `S path` -> `F mode owner size sha256` | `N` (missing) | `D` (not a regular file) | `E` (unreadable)
+#  `R path` -> `F mode owner size base64` (`-` instead of base64 if larger than $read_limit) | N | D | E
+#  `H sha256 path` -> `K` (remembered in the SHA cache for the file as it is now) | `N`
+#  `C base64(cmd)` or `c cmd` (a one-line command as it is) -> `code ANSWER`, where ANSWER is
+#  `:text` for stdout `text\n`, `;text` for stdout `text` (one line, no newline), else base64(stdout).
+# The command runs in a subshell (eval: no new sh to start) with stdin and stderr closed.
+# Set by the caller before this text: cache (the SHA cache file), write (non-empty: the run may
+# write the cache), fast_min (bytes from which a file is hashed by openssl when it works),
+# read_limit (largest file read back), abc_sha256 (SHA-256 of "abc", to test openssl with).
+# A run asks a few hundred of these, so each costs as few processes as it can: all S, R and H
+# files of a batch get one `stat`, its small S files one `sha256sum`, a probe one subshell.
+# Large files are hashed by openssl when it is there and right: it uses the CPU's SHA instructions
+# and is about 4x faster than sha256sum on the binaries every no-op rerun re-checks, but its start-up
+# makes it slower on small files. Same SHA-256 either way.
+fast=
+tab=$(printf '\t')
+nl='
+'
+cachedir=
+cacheread=
+cached=
+fast_sha() {
+  if [ -z "$fast" ]; then
+    f=$(printf abc | openssl dgst -sha256 -r 2>/dev/null); fast=no; [ "${f%% *}" = "$abc_sha256" ] && fast=yes
+  fi
+  [ "$fast" = yes ]
+}
+# The lines of $1 into $2_1, $2_2, ... (no process); their number in nlines.
+split_lines() {
+  nlines=0
+  set -f; _ifs=$IFS; IFS=$nl
+  for _l in $1; do nlines=$((nlines + 1)); eval "$2_$nlines=\$_l"; done
+  IFS=$_ifs; set +f
+}
+# meta (mode owner size) and ident (inode:ctime) of request $i's file $arg, from the batch's
+# stat when it has the file, else from a stat of its own.
+file_meta() {
+  j=; eval "j=\${x_$i-}"
+  if [ -n "$j" ] && [ -n "$batched" ]; then eval "meta=\$m_$j"
+  else meta=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$arg") || return 1; fi
+  ident=${meta##* }; meta=${meta% *}
+}
+# Appends KEY DIGEST to the SHA cache, when the run may change the machine.
+remember_sum() {
+  [ -n "$write" ] || return 0
+  # The cache's directory is made once per batch, not once per file.
+  [ -n "$cachedir" ] || { mkdir -p "${cache%/*}"; cachedir=1; }
+  printf '%s%s\n' "$1" "$2" >> "$cache"
+}
+# All requests first (q_1 ... q_n). The regular files among S, R and H (f_1 ... f_k; x_I = J when
+# request I is file J) get ONE stat, and the small ones asked with S ONE sha256sum (y_J = their
+# line): two processes per batch instead of two per file. Should a count not match (a file
+# changed in between), each file is asked on its own.
+n=0
+while IFS= read -r line; do n=$((n + 1)); eval "q_$n=\$line"; done
+k=0; i=0; set --
+while [ $i -lt $n ]; do
+  i=$((i + 1)); eval "line=\$q_$i"; op=${line%% *}; arg=${line#* }
+  [ "$op" = H ] && arg=${arg#* }
+  case $op in S|R|H) if [ -f "$arg" ]; then k=$((k + 1)); eval "x_$i=$k; f_$k=\$arg; o_$k=\$op"; set -- "$@" "$arg"; fi ;; esac
+done
+batched=
+if [ $k -gt 0 ] && metas=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$@" 2>/dev/null); then
+  split_lines "$metas" m
+  if [ $nlines = $k ]; then
+    batched=1; j=0; set --
+    while [ $j -lt $k ]; do
+      j=$((j + 1)); eval "meta=\$m_$j; op=\$o_$j; arg=\$f_$j"; size=${meta% *}; size=${size##* }
+      [ "$op" = S ] && [ "$size" -lt "$fast_min" ] && { set -- "$@" "$arg"; eval "y_$j=$#"; }
+    done
+    if [ $# -gt 0 ]; then
+      if sums=$(sha256sum -- "$@" 2>/dev/null); then split_lines "$sums" s; else nlines=0; fi
+      # (A name with a backslash makes sha256sum start its line with one, stripped below.)
+      [ $nlines = $# ] || batched=
+    fi
+  fi
+fi
+i=0
+while [ $i -lt $n ]; do
+  i=$((i + 1)); eval "line=\$q_$i"; op=${line%% *}; arg=${line#* }
+  case $op in
+  S|R)
+    if [ -f "$arg" ]; then
+      file_meta || { echo E; continue; }
+      if [ "$op" = S ]; then
+        sum=; y=
+        if [ "${meta##* }" -ge "$fast_min" ]; then
+          key="$arg$tab${meta##* }:$ident$tab"
+          # The cache is read once per batch; each lookup is a pattern match, not a grep process.
+          [ -n "$cacheread" ] || { cached=$(cat "$cache" 2>/dev/null); cacheread=1; }
+          case $cached in *"$key"*) sum=${cached#*"$key"}; sum=${sum%%"$nl"*} ;; esac
+          if [ -z "$sum" ]; then
+            if fast_sha; then sum=$(openssl dgst -sha256 -r < "$arg") || { echo E; continue; }
+            else sum=$(sha256sum < "$arg") || { echo E; continue; }; fi
+            sum=${sum%% *}
+            remember_sum "$key" "$sum"
+          fi
+        else
+          [ -n "$j" ] && [ -n "$batched" ] && eval "y=\${y_$j-}"
+          if [ -n "$y" ]; then eval "sum=\$s_$y"; sum=${sum#\\}
+          else sum=$(sha256sum < "$arg") || { echo E; continue; }; fi
+        fi
+        echo "F $meta ${sum%% *}"
+      elif [ "${meta##* }" -gt "$read_limit" ]; then
+        echo "F $meta -"
+      else
+        data=$(base64 -w0 < "$arg") || { echo E; continue; }
+        echo "F $meta $data"
+      fi
+    elif [ -e "$arg" ]; then echo D
+    else echo N; fi ;;
+  H)
+    # A digest this run just uploaded: remembered for the file as it is now, so the re-plan does
+    # not hash it again.
+    sum=${arg%% *}; arg=${arg#* }
+    if [ -f "$arg" ] && file_meta; then
+      remember_sum "$arg$tab${meta##* }:$ident$tab" "$sum"
+      echo K
+    else echo N; fi ;;
+  c|C)
+    if [ "$op" = C ]; then cmd=$(printf '%s' "$arg" | base64 -d); else cmd=$arg; fi
+    out=$( (eval "$cmd") </dev/null 2>/dev/null; r=$?; echo .; exit $r); code=$?
+    out=${out%.}
+    case $out in
+    *"$nl"*"$nl"|*"$nl"?*) printf '%s %s\n' "$code" "$(printf '%s' "$out" | base64 -w0)" ;;
+    *"$nl") printf '%s :%s\n' "$code" "${out%"$nl"}" ;;
+    *) printf '%s ;%s\n' "$code" "$out" ;;
+    esac ;;
+  *) echo E ;;
+  esac
+done
