@@ -1,6 +1,6 @@
 // Argument parsing and exit codes; nothing else. 0 success, 1 failure, 2 usage or input error.
 import { parseArgs } from 'node:util';
-import { COMMANDS, type CommandEntry } from './commands/index.ts';
+import { COMMANDS, loadCommand, type CommandEntry } from './commands/index.ts';
 import { commandHelp, topHelp } from './cli/help.ts';
 import { checkRanges, say, type CliContext } from './cli/command.ts';
 import { formatError, InputError, isExpectedError } from './errors.ts';
@@ -25,7 +25,7 @@ export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout'
   }
   const rest = argv.slice(entry.name.split(' ').length);
   try {
-    const cmd = await entry.load();
+    const cmd = await loadCommand(entry);
     if (rest.includes('--help') || rest.includes('-h')) {
       say(stdout, commandHelp(cmd));
       return 0;

@@ -1,6 +1,6 @@
 // Help text, generated from the command table and each command's options.
 import type { CliCommand, OptionSpec } from './command.ts';
-import type { CommandEntry } from '../commands/index.ts';
+import type { CommandEntry } from '../commands/entry.ts';
 
 /** The top-level help: usage and every command with its summary. */
 export function topHelp(commands: CommandEntry[]): string {

@@ -1,14 +1,17 @@
-// Every command hardway offers, loaded lazily so that --help and one command stay fast.
+// The one command table: every command hardway offers, its summary, and for a command that works on
+// the machines its steps (with the lanes that run side by side) and whether it first makes pki/.
+// Commands load lazily so that --help and one command stay fast.
 import type { CliCommand } from '../cli/command.ts';
+import type { StepName } from '../steps/index.ts';
+import { isRemote, type CommandEntry, type RemoteCommandEntry } from './entry.ts';
 
-/** A command's name, its one-line summary for the top-level help, and how to load it. */
-export interface CommandEntry {
-  name: string;
-  summary: string;
-  load: () => Promise<CliCommand>;
-}
+export { isRemote, type CommandEntry, type RemoteCommandEntry } from './entry.ts';
 
-const remote = (name: string) => async () => (await import('./remote.ts')).remoteCommand(name);
+/** The worker's steps, one per component, so each reruns alone (`--only kubelet`). */
+const WORKER_STEPS: StepName[] = ['worker-os', 'containerd', 'cni', 'kubelet', 'kube-proxy'];
+
+/** The worker lane of up: the images go in once containerd runs and before the kubelet, which needs the sandbox image. */
+const UP_WORKER_LANE: StepName[] = ['worker-os', 'containerd', 'images', 'cni', 'kubelet', 'kube-proxy'];
 
 /** The command table, in the order a user meets them. */
 export const COMMANDS: CommandEntry[] = [
@@ -31,15 +34,29 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'multipass up', summary: 'Launch Multipass VMs for the cluster and write machines.txt, cluster.yaml, known_hosts, ssh_config', load: async () => (await import('./multipass.ts')).multipassUpCommand },
   { name: 'multipass status', summary: 'Show each VM hardway launched: state, addresses, the address in machines.txt, SSH', load: async () => (await import('./multipass.ts')).multipassStatusCommand },
   { name: 'multipass down', summary: 'Delete and purge the VMs hardway launched (only those), keep the files in DIR', load: async () => (await import('./multipass.ts')).multipassDownCommand },
-  { name: 'pin-hosts', summary: "Pin every machine name in /etc/hosts and cloud-init's hosts template", load: remote('pin-hosts') },
-  { name: 'distribute', summary: 'Give every machine exactly its own certificates, keys and kubeconfigs', load: remote('distribute') },
-  { name: 'bootstrap-etcd', summary: 'Run etcd over TLS on the control-plane machines', load: remote('bootstrap-etcd') },
-  { name: 'bootstrap-control-plane', summary: 'Run the API server, controller manager and scheduler', load: remote('bootstrap-control-plane') },
-  { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, kubelet and kube-proxy on the workers', load: remote('bootstrap-workers') },
-  { name: 'images', summary: "Load the image archives of images/ into containerd on every worker (no registry needed)", load: remote('images') },
-  { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", load: remote('routes') },
-  { name: 'verify', summary: 'Read-only checks of the whole cluster', load: remote('verify') },
+  { name: 'pin-hosts', summary: "Pin every machine name in /etc/hosts and cloud-init's hosts template", steps: ['pin-hosts'] },
+  { name: 'distribute', summary: 'Give every machine exactly its own certificates, keys and kubeconfigs', steps: ['distribute'] },
+  { name: 'bootstrap-etcd', summary: 'Run etcd over TLS on the control-plane machines', steps: ['bootstrap-etcd'] },
+  { name: 'bootstrap-control-plane', summary: 'Run the API server, controller manager and scheduler', steps: ['bootstrap-control-plane', 'kubelet-rbac'] },
+  { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, kubelet and kube-proxy on the workers', steps: WORKER_STEPS },
+  { name: 'images', summary: "Load the image archives of images/ into containerd on every worker (no registry needed)", steps: ['images'] },
+  { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", steps: ['routes'] },
+  { name: 'verify', summary: 'Read-only checks of the whole cluster', steps: ['verify'] },
   { name: 'doctor', summary: 'Explain what is wrong, most likely cause first, and the command that fixes it (read-only)', load: async () => (await import('./doctor.ts')).doctorCommand },
-  { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', load: remote('smoke') },
-  { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, verify', load: remote('up') },
+  { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', steps: ['smoke'] },
+  { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, verify', preparesPki: true,
+    // Control plane and workers are disjoint machines: their two lanes run side by side.
+    steps: ['pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], UP_WORKER_LANE] }, 'routes', 'verify'] },
 ];
+
+/** The remote command of this name (for tests and tools that run one directly). */
+export function remoteEntry(name: string): RemoteCommandEntry {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (!entry || !isRemote(entry)) throw new Error(`no remote command "${name}"`);
+  return entry;
+}
+
+/** Loads the CLI command of an entry. */
+export async function loadCommand(entry: CommandEntry): Promise<CliCommand> {
+  return isRemote(entry) ? (await import('./remote.ts')).remoteCommand(entry) : entry.load();
+}

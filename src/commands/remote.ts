@@ -8,11 +8,11 @@ import { runSession, type Connectors } from '../engine/session.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { checkPkiDir } from '../certs/pki-files.ts';
 import type { StepOptions } from '../engine/types.ts';
-import { STEPS, type StepEntry } from '../steps/index.ts';
+import { STEPS, type StepEntry, type StepName } from '../steps/index.ts';
+import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
-import { COMMAND_STEPS, PREPARES_PKI } from './step-lists.ts';
+import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entry.ts';
 import { preparePki } from './prepare-pki.ts';
-import { COMMANDS } from './index.ts';
 
 /** Options every remote command takes. */
 export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
@@ -32,18 +32,18 @@ export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
 export interface RemoteDeps {
   connectors?: (ctx: CliContext, inv: ReturnType<typeof loadInventory>) => Connectors;
   /** The step registry (default: src/steps/index.ts). */
-  steps?: Record<string, StepEntry>;
+  steps?: Partial<Record<StepName, StepEntry>>;
 }
 
-/** The CLI command `hardway <name>` that runs the steps listed for it in step-lists.ts. */
-export function remoteCommand(name: string, deps: RemoteDeps = {}): CliCommand {
-  const stepNames = COMMAND_STEPS[name];
-  if (!stepNames) throw new Error(`no step list for command "${name}"`);
-  const registry = deps.steps ?? STEPS;
-  const stepOptions = Object.assign({}, ...stepNames.map((s) => registry[s]?.options ?? {})) as Record<string, OptionSpec>;
+/** The CLI command `hardway <name>` that runs the steps its entry of the command table lists. */
+export function remoteCommand(entry: RemoteCommandEntry, deps: RemoteDeps = {}): CliCommand {
+  const { name } = entry;
+  const stepNames = namesOf(entry.steps);
+  const registry: Partial<Record<StepName, StepEntry>> = deps.steps ?? STEPS;
+  const stepOptions: Record<string, OptionSpec> = Object.fromEntries(stepNames.flatMap((s) => registry[s]?.options ?? []).map((o) => [o, STEP_OPTIONS[o]]));
   return {
     name,
-    summary: COMMANDS.find((c) => c.name === name)?.summary ?? `Run the steps ${stepNames.join(', ')} in order`,
+    summary: entry.summary,
     details: [
       `Steps, in order: ${stepNames.join(', ')}.`,
       'Each step plans (reads) first and changes only what differs; a second run changes nothing.',
@@ -53,7 +53,7 @@ export function remoteCommand(name: string, deps: RemoteDeps = {}): CliCommand {
     options: { ...REMOTE_OPTIONS, ...stepOptions },
     async run(ctx) {
       try {
-        return await runRemote(name, stepNames, ctx, { ...deps, steps: registry });
+        return await runRemote(entry, ctx, { ...deps, steps: registry });
       } catch (e) {
         // Scripts reading --json get one JSON object on stdout even when the run could not start.
         if (ctx.values.json === true && isExpectedError(e)) {
@@ -65,7 +65,9 @@ export function remoteCommand(name: string, deps: RemoteDeps = {}): CliCommand {
   };
 }
 
-async function runRemote(name: string, stepNames: readonly string[], ctx: CliContext, deps: RemoteDeps): Promise<number> {
+async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: RemoteDeps): Promise<number> {
+  const { name } = entry;
+  const stepNames: string[] = namesOf(entry.steps);
   const v = ctx.values;
   const concurrency = Number(v.concurrency);
   const only = (v.only as string[] | undefined) ?? [];
@@ -74,9 +76,9 @@ async function runRemote(name: string, stepNames: readonly string[], ctx: CliCon
       throw new InputError(`unknown step "${s}" for "hardway ${name}"`, `its steps are: ${stepNames.join(', ')}`);
     }
   }
-  const chosen = only.length ? stepNames.filter((s) => only.includes(s)) : [...stepNames];
-  const registry = deps.steps ?? STEPS;
-  const isRegistered = (s: string) => Object.hasOwn(registry, s);
+  const { names: chosen, lanes } = stepOrder(entry.steps, new Set(only.length ? namesOf(entry.steps).filter((s) => only.includes(s)) : namesOf(entry.steps)));
+  const registry: Partial<Record<StepName, StepEntry>> = deps.steps ?? STEPS;
+  const isRegistered = (s: StepName) => Object.hasOwn(registry, s);
   const missing = chosen.filter((s) => !isRegistered(s));
   if (missing.length) {
     throw new FailureError(
@@ -105,10 +107,10 @@ async function runRemote(name: string, stepNames: readonly string[], ctx: CliCon
   };
   // One lock for the whole run: pki/ is made and sent with no other run changing it in between.
   return withRunLock(inventory.dir, name, async () => {
-    if (PREPARES_PKI.has(name) && !options.dryRun) await preparePki(inventory, v.json === true ? ctx.stderr : ctx.stdout);
+    if (entry.preparesPki && !options.dryRun) await preparePki(inventory, v.json === true ? ctx.stderr : ctx.stdout);
     const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
     const connectors = (deps.connectors ?? sshConnectors)(ctx, inventory);
-    const { code } = await runSession({ command: name, steps, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors, lockHeld: true });
+    const { code } = await runSession({ command: name, steps, lanes, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors, lockHeld: true });
     return code;
   });
 }

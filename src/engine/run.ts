@@ -1,5 +1,5 @@
-// The plan/apply loop over a command's steps: steps in order (steps on disjoint machines side by
-// side); within a step, hosts in parallel up to the concurrency cap. A failed host never stops the others; it stops later steps (all of
+// The plan/apply loop over a command's steps: steps in order (the lanes the command table declares
+// side by side); within a step, hosts in parallel up to the concurrency cap. A failed host never stops the others; it stops later steps (all of
 // them, or with --keep-going only for the hosts that failed).
 import type { Inventory, Machine } from '../inventory.ts';
 import type { Reporter } from '../ui/reporter.ts';
@@ -12,16 +12,21 @@ import { summarize } from '../ui/summary.ts';
 /** What to run: the steps in order, the inventory, the machines chosen with --node, the options. */
 export interface RunRequest {
   steps: Step[];
+  /**
+   * Segments run one after another; the lanes of a segment (steps on disjoint machines, each lane in
+   * its own order) run side by side. Indexes into `steps`; default: one step at a time. The command
+   * table (src/commands/index.ts) declares them.
+   */
+  lanes?: number[][][];
   inventory: Inventory;
   selected: Machine[];
   options: StepOptions;
 }
 
 /**
- * Runs every step and returns the results of every step on every host it targets. Consecutive
- * steps on disjoint sets of machines (the control-plane steps and the worker steps of `up`) run
- * at the same time, each such lane in its own order; a step on machines another lane also uses
- * waits for everything before it. --concurrency caps the machines worked on at once overall.
+ * Runs every step and returns the results of every step on every host it targets, segment after
+ * segment, the lanes of a segment at the same time. --concurrency caps the machines worked on at
+ * once overall.
  */
 export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: Reporter }): Promise<RunResult> {
   const perStep: HostResult[][] = req.steps.map(() => []);
@@ -62,30 +67,13 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     if (outcomes.some((r) => r.status === 'failed') && !req.options.keepGoing) stoppedBy = step.name;
   };
 
-  for (const lanes of stepLanes(req)) {
+  for (const lanes of req.lanes ?? req.steps.map((_, i) => [[i]])) {
     await Promise.all(lanes.map(async (lane) => {
       for (const i of lane) await runStep(i);
     }));
   }
   await shown.drain();
   return summarize(perStep.flat());
-}
-
-/**
- * Groups step indexes into segments run one after another; within a segment, lanes of steps on
- * the same machines run concurrently with lanes on other, disjoint machines.
- */
-export function stepLanes(req: RunRequest): number[][][] {
-  const segments: Array<Array<{ hosts: Set<string>; steps: number[] }>> = [];
-  req.steps.forEach((step, i) => {
-    const hosts = new Set(hostsFor(step, req).map((h) => h.name));
-    const segment = segments[segments.length - 1];
-    const same = segment?.find((l) => l.hosts.size === hosts.size && [...hosts].every((h) => l.hosts.has(h)));
-    if (segment && same) same.steps.push(i);
-    else if (segment && segment.every((l) => [...hosts].every((h) => !l.hosts.has(h)))) segment.push({ hosts, steps: [i] });
-    else segments.push([{ hosts, steps: [i] }]);
-  });
-  return segments.map((segment) => segment.map((l) => l.steps));
 }
 
 /** The hosts a step runs on: its targets among the selected machines, plus the jumpbox if it asks. */

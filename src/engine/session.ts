@@ -20,6 +20,8 @@ export type Connectors = (logger: Logger) => Promise<{ connect: ConnectFn; conne
 export interface SessionRequest {
   command: string;
   steps: Step[];
+  /** Segments run in order, lanes of a segment side by side (indexes into steps); default one step at a time. */
+  lanes?: number[][][];
   inventory: Inventory;
   selected: Machine[];
   options: StepOptions;
@@ -51,7 +53,7 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
     const { connect, connectLocal } = await req.connectors(logger);
     pool = connectionPool(connect, connectLocal);
     const result = await runSteps(
-      { steps: req.steps, inventory: req.inventory, selected: req.selected, options: req.options },
+      { steps: req.steps, lanes: req.lanes, inventory: req.inventory, selected: req.selected, options: req.options },
       { pool, logger, runLog, redactor, reporter },
     );
     if (req.json) req.stdout.write(summaryJson(result) + '\n');

@@ -56,7 +56,7 @@ export function mirrorCaPath(registry: string, index: number): string {
 
 /** Every file of every registry's host directory, for one worker; none when `registries` is unset. */
 export function renderRegistries(inv: Inventory, templates: TemplateSet): RenderedFile[] {
-  const file = (path: string, content: string): RenderedFile => ({ path, content, mode: 0o644, step: 'bootstrap-workers', services: [] });
+  const file = (path: string, content: string): RenderedFile => ({ path, content, mode: 0o644, step: 'containerd', services: [] });
   return Object.entries(inv.settings.registries ?? {}).flatMap(([registry, { mirrors }]) => {
     const hostsToml = templates.render('templates/containerd-hosts.toml.hbs', {
       registry,

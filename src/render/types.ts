@@ -1,7 +1,10 @@
 // What rendering produces: the files of one machine, each with where it goes and what it affects.
 
-/** The steps that install rendered files. */
-export type RenderStep = 'pin-hosts' | 'bootstrap-etcd' | 'bootstrap-control-plane' | 'bootstrap-workers' | 'routes';
+/** The step that owns (installs) a rendered file: one per component, never a command's name. */
+export type RenderStep = 'pin-hosts' | 'bootstrap-etcd' | 'bootstrap-control-plane' | WorkerComponentName | 'worker-os' | 'routes';
+
+/** The worker steps that each install one component's files. */
+export type WorkerComponentName = 'containerd' | 'cni' | 'kubelet' | 'kube-proxy';
 
 /** One file for one machine, exactly as it is installed there. */
 export interface RenderedFile {
@@ -9,7 +12,7 @@ export interface RenderedFile {
   path: string;
   content: string;
   mode: number;
-  /** The step that installs this file. */
+  /** The step that owns and installs this file (the component's own step). */
   step: RenderStep;
   /** systemd services that must restart when this file changes, e.g. ['kubelet']. */
   services: string[];

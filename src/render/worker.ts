@@ -6,7 +6,7 @@ import { ANY, WORKER } from '../layout.ts';
 import type { KubernetesDifferences } from './kubernetes-version.ts';
 import { renderRegistries } from './registries.ts';
 import type { TemplateSet } from './templates.ts';
-import type { RenderedFile, RenderOptions } from './types.ts';
+import type { RenderedFile, RenderOptions, RenderStep, WorkerComponentName } from './types.ts';
 
 /** The containerd version to write config for: from the options, else from settings.versions. */
 export function containerdVersion(inv: Inventory, opts: RenderOptions): { major: number; minor: number } {
@@ -67,28 +67,28 @@ export function renderWorker(
       conntrackMaxPerCore: kubeProxy.conntrackMaxPerCore ?? 0,
     },
   };
-  const file = (path: string, template: string, services: string[]): RenderedFile => ({
+  const file = (step: RenderStep, path: string, template: string, services: string[]): RenderedFile => ({
     path,
     content: templates.render(template, values),
     mode: 0o644,
-    step: 'bootstrap-workers',
+    step,
     services,
   });
-  const unit = (name: string) => file(`${ANY.units}/${name}.service`, `units/${name}.service.hbs`, [name]);
+  const unit = (name: WorkerComponentName) => file(name, `${ANY.units}/${name}.service`, `units/${name}.service.hbs`, [name]);
   return [
     // CNI configs are read per pod sandbox; no restart needed.
-    file(WORKER.cniBridgeConf, 'templates/10-bridge.conf.hbs', []),
-    file(WORKER.cniLoopbackConf, 'templates/99-loopback.conf.hbs', []),
-    file(WORKER.containerdConfig, `templates/containerd-config-v${ctr.major >= 2 ? 3 : 2}.toml.hbs`, ['containerd']),
+    file('cni', WORKER.cniBridgeConf, 'templates/10-bridge.conf.hbs', []),
+    file('cni', WORKER.cniLoopbackConf, 'templates/99-loopback.conf.hbs', []),
+    file('containerd', WORKER.containerdConfig, `templates/containerd-config-v${ctr.major >= 2 ? 3 : 2}.toml.hbs`, ['containerd']),
     unit('containerd'),
     // Registry mirrors: read by containerd at each pull, no restart.
     ...renderRegistries(inv, templates),
-    file(WORKER.kubeletConfig, 'templates/kubelet-config.yaml.hbs', ['kubelet']),
+    file('kubelet', WORKER.kubeletConfig, 'templates/kubelet-config.yaml.hbs', ['kubelet']),
     unit('kubelet'),
-    file(WORKER.kubeProxyConfig, 'templates/kube-proxy-config.yaml.hbs', ['kube-proxy']),
+    file('kube-proxy', WORKER.kubeProxyConfig, 'templates/kube-proxy-config.yaml.hbs', ['kube-proxy']),
     unit('kube-proxy'),
     // Restarting these two systemd services applies the files at once, as boot would.
-    file(WORKER.modulesLoad, 'templates/modules-load.conf.hbs', ['systemd-modules-load']),
-    file(WORKER.sysctl, 'templates/sysctl.conf.hbs', ['systemd-sysctl']),
+    file('worker-os', WORKER.modulesLoad, 'templates/modules-load.conf.hbs', ['systemd-modules-load']),
+    file('worker-os', WORKER.sysctl, 'templates/sysctl.conf.hbs', ['systemd-sysctl']),
   ];
 }

@@ -2,7 +2,6 @@
 // containerd reads them for every new pod sandbox, so nothing restarts.
 import { REQUIRED_CNI_PLUGINS } from '../download/layout.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
-import { WORKER } from '../layout.ts';
 import { contains, parseCidr, parseIPv4 } from '../net/ipv4.ts';
 import { sh } from '../shell.ts';
 import { workerComponentStep } from './support/worker-component.ts';
@@ -15,7 +14,6 @@ const installStep = workerComponentStep({
   title: "Install the CNI plugins and this worker's pod network configs",
   binaries: [],
   cniPlugins: REQUIRED_CNI_PLUGINS,
-  files: (f) => f.path.startsWith(`${WORKER.cniConfDir}/`),
 });
 
 /** The IPv4 addresses (`a.b.c.d/len`) in `ip -4 -o addr show dev cni0` output outside `podSubnet`. */

@@ -2,7 +2,6 @@
 // the config written in the schema the installed containerd speaks, and the registry mirrors of
 // cluster.yaml as certs.d/<registry>/hosts.toml (read at each pull: a mirror change restarts nothing;
 // the directory of a registry removed from cluster.yaml goes too, if hardway wrote it).
-import { WORKER } from '../layout.ts';
 import { MARKED_REGISTRY_DIRS_PROBE, staleRegistryChanges } from './support/registry-dirs.ts';
 import { workerComponentStep } from './support/worker-component.ts';
 
@@ -11,7 +10,6 @@ export const containerdStep = workerComponentStep({
   name: 'containerd',
   title: 'Install and run containerd with runc (CRI, overlayfs, systemd cgroups) and its registry mirrors',
   binaries: ['containerd', 'containerd-shim-runc-v2', 'ctr', 'runc'],
-  files: (f) => f.services.includes('containerd') || f.path.startsWith(`${WORKER.containerdCertsDir}/`),
   service: 'containerd',
   leftovers: { probe: MARKED_REGISTRY_DIRS_PROBE, changes: staleRegistryChanges },
 });

@@ -6,6 +6,5 @@ export const kubeProxyStep = workerComponentStep({
   name: 'kube-proxy',
   title: 'Install and run kube-proxy (iptables mode)',
   binaries: ['kube-proxy'],
-  files: (f) => f.services.includes('kube-proxy'),
   service: 'kube-proxy',
 });

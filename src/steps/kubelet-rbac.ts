@@ -5,6 +5,7 @@ import { FailureError, PreconditionError } from '../errors.ts';
 import { SERVER } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
 import type { Change, Step, StepContext } from '../engine/types.ts';
+import { numberOption } from './options.ts';
 
 /** The name of the ClusterRole and ClusterRoleBinding. */
 export const RBAC_NAME = 'system:kube-apiserver-to-kubelet';
@@ -57,7 +58,7 @@ export const kubeletRbacStep: Step = {
       throw new PreconditionError(`the API server is not running on ${ctx.machine.hostname} (kube-apiserver: ${state.split('\n').join(', ') || 'not installed'})`,
         'run "hardway bootstrap-control-plane" first');
     }
-    const timeoutS = ctx.options.dryRun ? 1 : Number(ctx.options.values['api-timeout'] ?? 120);
+    const timeoutS = ctx.options.dryRun ? 1 : numberOption(ctx.options, 'api-timeout');
     const up = await ctx.transport.exec(waitApi(timeoutS));
     if (up.code !== 0) {
       if (ctx.options.dryRun) return [{ ...apply, reason: 'the API is not answering yet; applied once it does' }];

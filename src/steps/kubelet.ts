@@ -8,6 +8,5 @@ export const kubeletStep = workerComponentStep({
   title: 'Install and run the kubelet',
   binaries: ['kubelet'],
   optionalBinaries: ['crictl'],
-  files: (f) => f.services.includes('kubelet'),
   service: 'kubelet',
 });

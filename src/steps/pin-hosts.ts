@@ -36,6 +36,7 @@ import type { FileFact, Facts } from '../engine/facts.ts';
 import type { Change, HostContext, Step, StepContext, VerifyContext } from '../engine/types.ts';
 import { cloudInitFacts, placeBlock, pinLoopbackName } from './pin-hosts-text.ts';
 import { resolveNames } from './support/names.ts';
+import { flagOption } from './options.ts';
 
 /** The pin-hosts step. */
 export const pinHostsStep: Step = {
@@ -45,7 +46,7 @@ export const pinHostsStep: Step = {
   plan: planMachine,
   verify: verifyMachine,
   jumpbox: {
-    when: (options) => options.values.local === true,
+    when: (options) => flagOption(options, 'local'),
     plan: planJumpbox,
     verify: (ctx) => checkNames(ctx, ctx.inventory),
   },

@@ -10,6 +10,7 @@ import { SERVER } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
 import type { Step, VerifyContext } from '../engine/types.ts';
 import { etcdctl } from './support/etcd.ts';
+import { textOption } from './options.ts';
 
 /** The name of every object the smoke test creates. */
 export const SMOKE_NAME = 'hardway-smoke';
@@ -42,7 +43,7 @@ export const smokeStep: Step = {
   targets: (inv) => inv.controlPlanes.slice(0, 1),
   plan: async () => [],
   async verify(ctx: VerifyContext) {
-    const image = String(ctx.options.values.image ?? 'nginx:stable');
+    const image = textOption(ctx.options, 'image');
     const run = async (what: string, cmd: Command) => {
       const r = await ctx.transport.exec(cmd, { timeoutMs: 240_000 });
       if (r.code !== 0) throw new FailureError(`smoke test: ${what} failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' / ')}`);

@@ -11,6 +11,7 @@ import type { Inventory, Machine } from '../inventory.ts';
 import { CONTROL_PLANE_SERVICES, WORKER_SERVICES } from './support/components.ts';
 import { etcdHealthCommand } from './support/etcd.ts';
 import { inspect } from './support/inspect.ts';
+import { numberOption } from './options.ts';
 import { resolveNames } from './support/names.ts';
 import { placements } from './support/placements.ts';
 import { parseRoutes } from './support/routes.ts';
@@ -81,7 +82,7 @@ export const verifyStep: Step = {
  * Kubelets just started take a while to register: asked again every 2 s up to --ready-timeout.
  */
 async function nodeProblems(ctx: VerifyContext): Promise<string[]> {
-  const timeoutS = Number(ctx.options.values['ready-timeout'] ?? READY_TIMEOUT_S);
+  const timeoutS = numberOption(ctx.options, 'ready-timeout');
   const deadline = Date.now() + timeoutS * 1000;
   for (;;) {
     const problems = await nodeProblemsOnce(ctx);
@@ -89,9 +90,6 @@ async function nodeProblems(ctx: VerifyContext): Promise<string[]> {
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
-
-/** How long verify waits for every node to be Ready, by default. */
-export const READY_TIMEOUT_S = 60;
 
 async function nodeProblemsOnce(ctx: VerifyContext): Promise<string[]> {
   const r = await ctx.transport.exec(sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit 127; }; kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get nodes -o json`);

@@ -22,7 +22,7 @@ export const workerOsStep: Step = {
   targets: (inv) => inv.workers,
   async plan(ctx: StepContext): Promise<Change[]> {
     const { inventory, machine, facts } = ctx;
-    const { files } = renderedFor(inventory, machine, 'bootstrap-workers', {}, (f) => f.path === WORKER.modulesLoad || f.path === WORKER.sysctl);
+    const { files } = renderedFor(inventory, machine, 'worker-os');
     const found = await inspect(facts, files.map((f) => f.path), [], {
       packages: sh`for p in ${WORKER_PACKAGES}; do dpkg-query -W -f='\${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done`,
       swap: sh`swapon --noheadings --show=NAME 2>/dev/null`,

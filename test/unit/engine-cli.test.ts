@@ -71,7 +71,7 @@ describe('remote command output', () => {
     const dir = projectDir();
     const fakes = fakeCluster(inventoryOf(), simple);
     // A registry that has only pin-hosts, as before the cluster steps existed.
-    const onlyPinHosts = { 'pin-hosts': STEPS['pin-hosts']! };
+    const onlyPinHosts = { 'pin-hosts': STEPS['pin-hosts'] };
     const r = await runCommand('up', ['--json'], dir, fakes, undefined, onlyPinHosts);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/"hardway up" is not implemented yet: steps distribute, bootstrap-etcd, .*, verify not available/);

@@ -1,8 +1,10 @@
-// Steps on disjoint machines run side by side (the control-plane and worker steps of `up`), while
-// their output stays in step order and a step on shared machines waits for everything before it.
+// Lanes of steps on disjoint machines run side by side (the control-plane and worker steps of `up`,
+// as the command table declares them), while their output stays in step order and the next
+// segment waits for everything before it.
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../src/engine/types.ts';
-import { stepLanes } from '../../src/engine/run.ts';
+import { remoteEntry } from '../../src/commands/index.ts';
+import { stepOrder, stepNames } from '../../src/commands/entry.ts';
 import { fakeCluster, inventoryOf, runEngine, stepOptions } from './engine.helpers.ts';
 
 const on = (name: string, who: 'all' | 'cp' | 'workers', plan: Step['plan'] = async () => []): Step => ({
@@ -13,10 +15,29 @@ const on = (name: string, who: 'all' | 'cp' | 'workers', plan: Step['plan'] = as
 });
 
 describe('step lanes', () => {
-  it('groups control-plane and worker steps into concurrent lanes between steps on every machine', () => {
+  it('up declares two lanes between steps on every machine: control plane and workers', () => {
+    const up = remoteEntry('up').steps;
+    const { names, lanes } = stepOrder(up, new Set(stepNames(up)));
+    expect(lanes.map((segment) => segment.map((lane) => lane.map((i) => names[i])))).toEqual([
+      [['pin-hosts']],
+      [['distribute']],
+      [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], ['worker-os', 'containerd', 'images', 'cni', 'kubelet', 'kube-proxy']],
+      [['routes']],
+      [['verify']],
+    ]);
+    // --only keeps the order and drops what is left empty.
+    const only = stepOrder(up, new Set(['kubelet', 'bootstrap-etcd', 'routes'] as const));
+    expect(only).toEqual({ names: ['bootstrap-etcd', 'kubelet', 'routes'], lanes: [[[0], [1]], [[2]]] });
+  });
+
+  it('lanes of control-plane steps and worker steps target disjoint machines', async () => {
     const inv = inventoryOf();
-    const steps = [on('a', 'all'), on('etcd', 'cp'), on('os', 'workers'), on('cp', 'cp'), on('cni', 'workers'), on('routes', 'all')];
-    expect(stepLanes({ steps, inventory: inv, selected: inv.machines, options: stepOptions() })).toEqual([[[0]], [[1, 3], [2, 4]], [[5]]]);
+    const { STEPS } = await import('../../src/steps/index.ts');
+    const up = remoteEntry('up').steps;
+    const [cp, workers] = up.flatMap((s) => (typeof s === 'string' ? [] : s.lanes));
+    const hosts = async (lane: readonly (keyof typeof STEPS)[]) => new Set((await Promise.all(lane.map((s) => STEPS[s].load()))).flatMap((s) => s.targets(inv, stepOptions()).map((m) => m.hostname)));
+    const [a, b] = [await hosts(cp!), await hosts(workers!)];
+    expect([...a].filter((h) => b.has(h))).toEqual([]);
   });
 
   it('runs the lanes at the same time: a worker step can wait for a control-plane step that comes after it', async () => {
@@ -32,7 +53,7 @@ describe('step lanes', () => {
       release();
       return [];
     });
-    const { result, output } = await runEngine([waits, frees, on('after', 'all')], inv, fakeCluster(inv));
+    const { result, output } = await runEngine([waits, frees, on('after', 'all')], inv, fakeCluster(inv), { lanes: [[[0], [1]], [[2]]] });
     expect(result.results.map((r) => `${r.step}/${r.machine}/${r.status}`)).toEqual([
       'waits/node-0/unchanged', 'waits/node-1/unchanged', 'frees/server/unchanged',
       'after/server/unchanged', 'after/node-0/unchanged', 'after/node-1/unchanged',

@@ -16,8 +16,8 @@ import { createLogger } from '../../src/ui/logger.ts';
 import { Redactor } from '../../src/ui/redact.ts';
 import { plainReporter } from '../../src/ui/reporter.ts';
 import { palette } from '../../src/ui/terminal.ts';
-import { remoteCommand } from '../../src/commands/remote.ts';
-import type { StepEntry } from '../../src/steps/index.ts';
+import { remoteCommand, type RemoteDeps } from '../../src/commands/remote.ts';
+import { remoteEntry } from '../../src/commands/index.ts';
 import { FakeTransport, type FakeMachineSetup } from '../fixtures/fake-transport.ts';
 
 /** The KTHW example cluster. */
@@ -42,7 +42,7 @@ export function stepOptions(o: Partial<StepOptions> = {}): StepOptions {
 }
 
 /** Runs steps through the engine on fakes; returns the result, what the user saw, and the log lines. */
-export async function runEngine(steps: Step[], inv: Inventory, fakes: Map<string, FakeTransport>, o: Partial<StepOptions> & { jumpbox?: FakeTransport; only?: string[] } = {}) {
+export async function runEngine(steps: Step[], inv: Inventory, fakes: Map<string, FakeTransport>, o: Partial<StepOptions> & { jumpbox?: FakeTransport; only?: string[]; lanes?: number[][][] } = {}) {
   const redactor = new Redactor();
   const runLog = memoryRunLog(redactor);
   const out = capture();
@@ -53,7 +53,7 @@ export async function runEngine(steps: Step[], inv: Inventory, fakes: Map<string
     o.jumpbox ? async () => o.jumpbox! : undefined,
   );
   const selected = o.only ? inv.machines.filter((m) => o.only!.includes(m.hostname)) : inv.machines;
-  const result: RunResult = await runSteps({ steps, inventory: inv, selected, options }, { pool, logger, runLog, redactor, reporter: plainReporter(logger, options.dryRun) });
+  const result: RunResult = await runSteps({ steps, lanes: o.lanes, inventory: inv, selected, options }, { pool, logger, runLog, redactor, reporter: plainReporter(logger, options.dryRun) });
   await pool.closeAll();
   return { result, output: out.text(), log: runLog.lines.join('\n') };
 }
@@ -74,12 +74,12 @@ export function projectDir(text = MACHINES): string {
 }
 
 /** Runs `hardway <command> ...argv` in `dir` with fake machines, the way src/cli.ts would. */
-export async function runCommand(command: string, argv: string[], dir: string, fakes: Map<string, FakeTransport>, jumpbox?: FakeTransport, steps?: Record<string, StepEntry>) {
+export async function runCommand(command: string, argv: string[], dir: string, fakes: Map<string, FakeTransport>, jumpbox?: FakeTransport, steps?: RemoteDeps['steps']) {
   const stdout = capture();
   const stderr = capture();
   let code: number;
   try {
-    const cmd = remoteCommand(command, {
+    const cmd = remoteCommand(remoteEntry(command), {
       steps,
       connectors: () => async () => ({
         connect: async (m) => {

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { imagesStep, parseImageList } from '../../src/steps/images.ts';
-import { COMMAND_STEPS } from '../../src/commands/step-lists.ts';
+import { remoteEntry } from '../../src/commands/index.ts';
+import { stepNames } from '../../src/commands/entry.ts';
 import { imageArchives } from '../../src/images/build.ts';
 import { PAUSE_IMAGE, WEB_IMAGE } from '../../src/images/names.ts';
 import { archiveImages, type ArchiveImage } from '../../src/images/oci.ts';
@@ -178,11 +179,12 @@ describe('images step parts', () => {
   });
 
   it('runs in `up` after containerd and before the kubelet, and alone as `hardway images`', () => {
-    const up = COMMAND_STEPS.up!;
+    const steps = (name: string) => stepNames(remoteEntry(name).steps);
+    const up = steps('up');
     expect(up.indexOf('images')).toBe(up.indexOf('containerd') + 1);
     expect(up.indexOf('images')).toBeLessThan(up.indexOf('kubelet'));
-    expect(COMMAND_STEPS.images).toEqual(['images']);
-    expect(COMMAND_STEPS['bootstrap-workers']).not.toContain('images');
+    expect(steps('images')).toEqual(['images']);
+    expect(steps('bootstrap-workers')).not.toContain('images');
   });
 });
 

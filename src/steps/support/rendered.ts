@@ -6,7 +6,7 @@ import { kubernetesToRender } from './kubernetes-version.ts';
 import type { ServiceInput } from './services.ts';
 
 /**
- * Rendered files for one step (whole files only; marked blocks are merged by pin-hosts), for the
+ * The rendered files one step owns (whole files only; marked blocks are merged by pin-hosts), for the
  * Kubernetes release in downloads/ (kubernetesToRender) unless `opts` names one.
  */
 export function renderedFor(
@@ -14,9 +14,8 @@ export function renderedFor(
   machine: Machine,
   step: RenderedFile['step'],
   opts: RenderOptions = {},
-  filter: (f: RenderedFile) => boolean = () => true,
 ): { files: DesiredFile[]; inputs: ServiceInput[] } {
-  const rendered = renderMachine(inv, machine, { kubernetes: kubernetesToRender(inv), ...opts }).filter((f) => f.step === step && f.mergeInto === undefined && filter(f));
+  const rendered = renderMachine(inv, machine, { kubernetes: kubernetesToRender(inv), ...opts }).filter((f) => f.step === step && f.mergeInto === undefined);
   return {
     files: rendered.map((f) => ({ path: f.path, content: Buffer.from(f.content), mode: f.mode })),
     inputs: rendered.map((f) => ({ path: f.path, services: f.services })),

@@ -5,7 +5,7 @@
 import type { DesiredFile } from '../../engine/desired.ts';
 import type { ProbeResult } from '../../engine/facts.ts';
 import type { Change, Step, StepContext } from '../../engine/types.ts';
-import type { RenderedFile } from '../../render/machine.ts';
+import type { WorkerComponentName } from '../../render/types.ts';
 import { WORKER } from '../../layout.ts';
 import type { Command } from '../../shell.ts';
 import { binaryFiles, cniPluginFiles, hasBinary } from './binaries.ts';
@@ -16,7 +16,8 @@ import { RESOLVED_PROBE, workerRenderOptions } from './worker-render.ts';
 
 /** What makes up one worker component. */
 export interface WorkerComponent {
-  name: string;
+  /** The step's name, which is also the tag of the rendered files it owns. */
+  name: WorkerComponentName;
   title: string;
   /** Binaries from downloads/ into /usr/local/bin; each restarts `service` when it changes. */
   binaries: string[];
@@ -24,8 +25,6 @@ export interface WorkerComponent {
   optionalBinaries?: string[];
   /** CNI plugins that must be present; every plugin in downloads/cni-plugins is installed. */
   cniPlugins?: readonly string[];
-  /** Which rendered worker files belong to this component. */
-  files: (f: RenderedFile) => boolean;
   /** The systemd service it runs, if any. */
   service?: string;
   /**
@@ -48,11 +47,11 @@ export function workerComponentStep(c: WorkerComponent): Step {
       const binaries: DesiredFile[] = await binaryFiles(inventory.dir, [...c.binaries, ...optional], WORKER.bin);
       if (c.cniPlugins) binaries.push(...(await cniPluginFiles(inventory.dir, c.cniPlugins, WORKER.cniBin)));
       // Which files a component has does not depend on the machine's facts, only their content does.
-      const paths = renderedFor(inventory, machine, 'bootstrap-workers', {}, c.files).files.map((f) => f.path);
+      const paths = renderedFor(inventory, machine, c.name).files.map((f) => f.path);
       const services = c.service ? [c.service] : [];
       const probes = { resolved: RESOLVED_PROBE, ...(c.leftovers ? { leftovers: c.leftovers.probe } : {}) };
       const found = await inspect(facts, [...binaries.map((b) => b.path), ...paths], services, probes);
-      const rendered = renderedFor(inventory, machine, 'bootstrap-workers', workerRenderOptions(inventory, found.probes.resolved!), c.files);
+      const rendered = renderedFor(inventory, machine, c.name, workerRenderOptions(inventory, found.probes.resolved!));
       const removals = c.leftovers ? c.leftovers.changes(found.probes.leftovers!, paths) : [];
       const changes = [...fileChangesFrom(found, [...binaries, ...rendered.files]), ...removals];
       if (!c.service) return changes;

@@ -1,0 +1,34 @@
+// The options steps add to the commands that run them: each declared once, with its one default,
+// and read by the steps through typed accessors, so no step repeats a default of its own.
+import type { OptionSpec } from '../cli/command.ts';
+import type { StepOptions } from '../engine/types.ts';
+
+/** Every step option: its CLI spec (which is also its --help line and its one default). */
+export const STEP_OPTIONS = {
+  local: { type: 'boolean', description: "pin-hosts: also put the block into this machine's (the jumpbox's) own /etc/hosts" },
+  'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', range: [1, 3600], description: 'kubelet-rbac: how long to wait for the API server to answer' },
+  'ready-timeout': { type: 'string', arg: 'SECONDS', default: '60', range: [0, 3600], description: 'verify: how long to wait for every node to be Ready' },
+  image: { type: 'string', arg: 'IMAGE', default: 'nginx:stable', description: 'smoke: the image the test deployment runs (the workers must be able to pull it)' },
+} as const satisfies Record<string, OptionSpec>;
+
+/** The name of a step option. */
+export type StepOptionName = keyof typeof STEP_OPTIONS;
+
+type Named<T extends OptionSpec['type']> = { [K in StepOptionName]: (typeof STEP_OPTIONS)[K]['type'] extends T ? K : never }[StepOptionName];
+
+/** A flag option: set, or false. */
+export function flagOption(options: StepOptions, name: Named<'boolean'>): boolean {
+  return options.values[name] === true;
+}
+
+/** A string option as given, else its default. */
+export function textOption(options: StepOptions, name: 'image'): string {
+  const v = options.values[name];
+  return typeof v === 'string' ? v : STEP_OPTIONS[name].default;
+}
+
+/** A whole-number option (checked against its range by the CLI) as given, else its default. */
+export function numberOption(options: StepOptions, name: 'api-timeout' | 'ready-timeout'): number {
+  const v = options.values[name];
+  return Number(typeof v === 'string' ? v : STEP_OPTIONS[name].default);
+}
