@@ -115,7 +115,7 @@ async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: Remot
   });
 }
 
-/** The real transports: SSH to machines (shared known_hosts), and the local transport for the jumpbox. */
+/** The one transport factory: SSH to machines (shared known_hosts), the local transport for the jumpbox. */
 export function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInventory>): Connectors {
   return async (logger) => {
     const t = await import('../transport/index.ts');
@@ -128,9 +128,6 @@ export function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInvent
       log: (line: string) => logger.debug(line),
     };
     const knownHosts = new t.KnownHosts(t.knownHostsPath(inv.settings.ssh, opts));
-    return {
-      connect: (m) => t.openTransport(m, inv.settings.ssh, opts, knownHosts),
-      connectLocal: async () => new t.LocalTransport({ machine: 'jumpbox' }),
-    };
+    return async (host) => (host.machine ? t.openTransport(host.machine, inv.settings.ssh, opts, knownHosts) : new t.LocalTransport({ machine: host.name }));
   };
 }

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { joinCommands, sh, shellProgram, type Command } from '../shell.ts';
-import type { Transport } from '../transport/types.ts';
+import type { ExecResult, Transport } from '../transport/types.ts';
 
 /** A regular file's metadata; `sha256` is set by stat requests, `content` by read requests. */
 export interface FileFact {
@@ -63,6 +63,11 @@ export interface Facts {
   read(paths: string[]): Promise<Map<string, FileFact>>;
   /** Runs many read-only commands in one remote command; stdout keeps trailing newlines. */
   probe<K extends string>(cmds: Record<K, Command>): Promise<Record<K, ProbeResult>>;
+  /**
+   * One read-only command on its own, for what a batch cannot carry: stdin (`kubectl diff -f -`),
+   * stderr, or a wait (a loop until a service answers, up to `timeoutMs`).
+   */
+  query(cmd: Command, opts?: { stdin?: string; timeoutMs?: number }): Promise<ExecResult>;
   /** Any mix of the above in one round trip; answers in request order. */
   batch(requests: FactRequest[]): Promise<Array<FileFact | ProbeResult>>;
   /**
@@ -83,7 +88,7 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
     // Digests to remember go first, so this batch's own lookups already find them.
     const requests = [...remembered.splice(0), ...asked];
     const stdin = requests.map(encodeRequest).join('\n') + '\n';
-    const r = await transport.exec(script, { stdin });
+    const r = await transport.exec(script, { stdin, logAs: `facts: ${requests.length} request(s)` });
     const lines = r.stdout.split('\n');
     if (r.code !== 0 || lines.length < requests.length) {
       throw new Error(`${transport.machine}: reading facts failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
@@ -101,6 +106,11 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
   };
   return {
     batch,
+    async query(cmd, opts) {
+      const r = await transport.exec(cmd, opts);
+      log(`query (exit ${r.code}): ${cmd.text}`);
+      return r;
+    },
     remember: (path, sha256) => void remembered.push({ op: 'H', path, sha256 }),
     stat: (paths) => files('S', paths),
     read: (paths) => files('R', paths),

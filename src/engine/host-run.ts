@@ -1,23 +1,18 @@
 // One step on one host: plan (reads only); in dry-run describe and stop; otherwise apply the
 // changes in order, plan again (a non-empty second plan is an idempotency bug), then verify.
 import { FailureError, isExpectedError, PreconditionError } from '../errors.ts';
-import type { Inventory, Machine } from '../inventory.ts';
+import type { Inventory } from '../inventory.ts';
 import type { Redactor } from '../ui/redact.ts';
 import type { Logger } from '../ui/logger.ts';
 import type { ConnectionPool } from './connections.ts';
 import type { RunLog } from './run-log.ts';
-import type { Change, HostContext, HostResult, Step, StepContext, StepOptions } from './types.ts';
+import type { Change, HostContext, HostResult, Step, StepOptions } from './types.ts';
+import type { Target } from './targets.ts';
 import { applyChange, describeChange } from './apply.ts';
 import { mapLimit } from './fanout.ts';
 import { createFacts, FAST_HASH_MIN } from './facts.ts';
 import { loggedTransport } from './logged-transport.ts';
 import { changeLines, planLines } from './describe.ts';
-
-/** A place a step runs: a machine of the inventory, or the jumpbox (no machine). */
-export interface Host {
-  name: string;
-  machine?: Machine;
-}
 
 /** The collaborators a run needs; tests pass fakes. */
 export interface EngineDeps {
@@ -36,8 +31,9 @@ export interface HostOutcome {
 }
 
 /** Runs one step on one host and never throws: failures become a `failed` result with the reason. */
-export async function runStepOnHost(step: Step, host: Host, inventory: Inventory, options: StepOptions, deps: EngineDeps): Promise<HostOutcome> {
+export async function runStepOnHost(step: Step, target: Target, inventory: Inventory, options: StepOptions, deps: EngineDeps): Promise<HostOutcome> {
   const { runLog, redactor } = deps;
+  const { host, work } = target;
   const log = deps.logger.host(host.name);
   let applied = 0;
   let details: string[] = [];
@@ -46,16 +42,23 @@ export async function runStepOnHost(step: Step, host: Host, inventory: Inventory
     details: details.map((d) => redactor.redact(d)),
   });
   try {
-    const raw = host.machine ? await deps.pool.machine(host.machine) : await deps.pool.local();
+    // Checks and actions do nothing under --dry-run (see their kinds): no connection either.
+    if (options.dryRun && work.kind !== 'change') return result('unchanged');
     const debug = options.verbose ? (h: string, line: string) => deps.logger.host(h).debug(line) : undefined;
-    const transport = loggedTransport(raw, { log: runLog, debug }, host.name);
+    const transport = loggedTransport(await deps.pool.open(host), { log: runLog, debug }, host.name);
     // Fact reads land in the run log; with -v they are shown too.
-    const facts = createFacts(raw, (line) => log.debug(line), { cacheWrites: !options.dryRun });
-    const base: HostContext = { host: host.name, inventory, transport, facts, options, log };
-    const ctx = host.machine ? ({ ...base, machine: host.machine } as StepContext) : base;
-    const plan = () => (host.machine ? step.plan(ctx as StepContext) : step.jumpbox!.plan(ctx));
+    const facts = createFacts(transport, (line) => log.debug(line), { cacheWrites: !options.dryRun });
+    const ctx: HostContext = { host: host.name, inventory, facts, options, log };
+    if (work.kind === 'check') {
+      await work.check(ctx);
+      return result('unchanged');
+    }
+    if (work.kind === 'action') {
+      await work.run({ ...ctx, transport });
+      return result('unchanged');
+    }
 
-    const changes = await plan();
+    const changes = await work.plan(ctx);
     registerSecrets(changes, redactor);
     runLog.write(`${step.name}: plan has ${changes.length} change(s)` + changes.map((c) => `\n  ${describeChange(c)}`).join(''), host.name);
     if (options.dryRun) {
@@ -77,17 +80,16 @@ export async function runStepOnHost(step: Step, host: Host, inventory: Inventory
       if (c.kind === 'put' && !Buffer.isBuffer(c.content) && c.content.size >= FAST_HASH_MIN) facts.remember(c.path, c.content.sha256);
     }
     if (changes.length > 0) {
-      const again = await plan();
+      const again = await work.plan(ctx);
       if (again.length > 0) {
-        throw new FailureError(
+        throw work.unconverged(changes, again) ?? new FailureError(
           `${step.name} is not idempotent on ${host.name}: after applying ${changes.length} change(s) a second plan still has ${again.length}:` +
             again.map((c) => `\n  ${describeChange(c)}`).join(''),
           'this is a bug in hardway; the run log has every command and its output',
         );
       }
     }
-    if (host.machine) await step.verify?.({ ...(ctx as StepContext), applied: changes });
-    else await step.jumpbox!.verify?.({ ...ctx, applied: changes });
+    await work.verify({ ...ctx, applied: changes });
     return result(changes.length ? 'changed' : 'unchanged');
   } catch (e) {
     const hint = isExpectedError(e) && 'hint' in e && e.hint ? `\n  hint: ${e.hint}` : '';

@@ -19,6 +19,7 @@ export function loggedTransport(inner: Transport, sinks: TransportLogSinks, host
   return {
     machine: inner.machine,
     async exec(cmd: Command, opts?: ExecOptions): Promise<ExecResult> {
+      if (opts?.logAs !== undefined) return quietExec(cmd, opts, opts.logAs);
       const started = Date.now();
       log.write(`$ ${cmd.text}${describeStdin(opts?.stdin)}`, host);
       debug?.(host, `$ ${cmd.text}`);
@@ -46,6 +47,18 @@ export function loggedTransport(inner: Transport, sinks: TransportLogSinks, host
     },
     close: () => inner.close(),
   };
+
+  async function quietExec(cmd: Command, opts: ExecOptions, label: string): Promise<ExecResult> {
+    const started = Date.now();
+    try {
+      const r = await inner.exec(cmd, opts);
+      log.write(`${label}: exit ${r.code} after ${Date.now() - started} ms${r.code !== 0 ? block('stderr', r.stderr) : ''}`, host);
+      return r;
+    } catch (e) {
+      log.write(`${label}: transport error after ${Date.now() - started} ms: ${(e as Error).message}`, host);
+      throw e;
+    }
+  }
 }
 
 function describeStdin(stdin: string | Buffer | undefined): string {

@@ -6,7 +6,8 @@ import type { Reporter } from '../ui/reporter.ts';
 import type { HostResult, RunResult, Step, StepOptions } from './types.ts';
 import { InOrderReporter } from './in-order.ts';
 import { Semaphore } from '../transport/semaphore.ts';
-import { runStepOnHost, type EngineDeps, type Host } from './host-run.ts';
+import { runStepOnHost, type EngineDeps } from './host-run.ts';
+import { targetsOf, type Target } from './targets.ts';
 import { summarize } from '../ui/summary.ts';
 
 /** What to run: the steps in order, the inventory, the machines chosen with --node, the options. */
@@ -37,30 +38,30 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
 
   const runStep = async (i: number) => {
     const step = req.steps[i]!;
-    const hosts = hostsFor(step, req);
+    const targets = targetsOf(step, req.inventory, req.selected, req.options);
     if (stoppedBy !== undefined) {
       const why = `not run: step ${stoppedBy} failed (--keep-going runs later steps on the machines that did not fail)`;
-      perStep[i] = hosts.map((h) => skipped(step, h, why));
+      perStep[i] = targets.map((t) => skipped(step, t, why));
       shown.skip(i);
       return;
     }
     const reporter = shown.forStep(i);
     const started = Date.now();
-    const runnable = hosts.filter((h) => !failedHosts.has(h.name));
-    const idle = step.idle?.(req.inventory);
-    reporter.stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((h) => h.name));
+    const runnable = targets.filter((t) => !failedHosts.has(t.host.name));
+    const idle = step.kind === 'check' || step.kind === 'action' ? undefined : step.idle?.(req.inventory);
+    reporter.stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
     const untouched = new Set<string>();
-    const outcomes = await Promise.all(runnable.map((host) => slots.run(async () => {
-      const outcome = await runStepOnHost(step, host, req.inventory, req.options, deps);
+    const outcomes = await Promise.all(runnable.map((target) => slots.run(async () => {
+      const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps);
       reporter.hostFinished(step, outcome.result, outcome.details);
-      if (outcome.untouched) untouched.add(host.name);
+      if (outcome.untouched) untouched.add(target.host.name);
       return outcome.result;
     })));
     // The log's `==>` lines follow the display order; this line is when the step really ended.
     deps.runLog.write(`step ${step.name} finished in ${Date.now() - started} ms`);
     await reporter.stepFinished(step, outcomes);
     // Keep the summary in inventory order, failed-earlier hosts included as skipped.
-    perStep[i] = hosts.map((h) => outcomes.find((o) => o.machine === h.name) ?? skipped(step, h, `not run: failed in step ${failedHosts.get(h.name)}`));
+    perStep[i] = targets.map((t) => outcomes.find((o) => o.machine === t.host.name) ?? skipped(step, t, `not run: failed in step ${failedHosts.get(t.host.name)}`));
     // A step that could not start (missing binaries, no API yet) left the machine as it was: with
     // --keep-going the later steps, which may not need what was missing, still run there.
     for (const r of outcomes) if (r.status === 'failed' && !untouched.has(r.machine)) failedHosts.set(r.machine, step.name);
@@ -76,17 +77,6 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
   return summarize(perStep.flat());
 }
 
-/** The hosts a step runs on: its targets among the selected machines, plus the jumpbox if it asks. */
-function hostsFor(step: Step, req: RunRequest): Host[] {
-  const names = new Set(req.selected.map((m) => m.hostname));
-  const hosts: Host[] = step
-    .targets(req.inventory, req.options)
-    .filter((m) => names.has(m.hostname))
-    .map((m) => ({ name: m.hostname, machine: m }));
-  if (step.jumpbox?.when(req.options)) hosts.push({ name: 'jumpbox' });
-  return hosts;
-}
-
-function skipped(step: Step, host: Host, why: string): HostResult {
-  return { step: step.name, machine: host.name, status: 'skipped', changes: 0, error: why };
+function skipped(step: Step, target: Target, why: string): HostResult {
+  return { step: step.name, machine: target.host.name, status: 'skipped', changes: 0, error: why };
 }

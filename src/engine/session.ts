@@ -7,14 +7,14 @@ import { Redactor } from '../ui/redact.ts';
 import { plainReporter } from '../ui/reporter.ts';
 import { summaryJson, summaryLines } from '../ui/summary.ts';
 import { outputStyle, palette } from '../ui/terminal.ts';
-import { connectionPool, type ConnectFn, type ConnectLocalFn } from './connections.ts';
+import { connectionPool, type TransportFactory } from './connections.ts';
 import { acquireRunLock } from './lock.ts';
 import { openRunLog } from './run-log.ts';
 import { runSteps } from './run.ts';
 import type { RunResult, Step, StepOptions } from './types.ts';
 
 /** How a session reaches hosts; built once the logger exists so connection events are logged. */
-export type Connectors = (logger: Logger) => Promise<{ connect: ConnectFn; connectLocal?: ConnectLocalFn }>;
+export type Connectors = (logger: Logger) => Promise<TransportFactory>;
 
 /** Everything one run needs. */
 export interface SessionRequest {
@@ -50,8 +50,7 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
   runLog.write(`hardway ${req.command}: steps ${req.steps.map((s) => s.name).join(', ')}; machines ${req.selected.map((m) => m.hostname).join(', ')}; options ${JSON.stringify({ ...req.options, values: undefined })}`);
   let pool: ReturnType<typeof connectionPool> | undefined;
   try {
-    const { connect, connectLocal } = await req.connectors(logger);
-    pool = connectionPool(connect, connectLocal);
+    pool = connectionPool(await req.connectors(logger));
     const result = await runSteps(
       { steps: req.steps, lanes: req.lanes, inventory: req.inventory, selected: req.selected, options: req.options },
       { pool, logger, runLog, redactor, reporter },

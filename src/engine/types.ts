@@ -1,5 +1,6 @@
-// The Step API: what a step is, what it may plan, and what it sees. Steps only read (plan);
-// the engine applies their changes, plans again to prove convergence, then lets them verify.
+// The Step API: what a step is, what it may plan, and what it sees. A plan gets facts, never a
+// transport: the engine applies the changes, plans again to prove convergence, then lets the step
+// verify. Checks only read; actions (which write) are their own kind, never run under --dry-run.
 import type { Command } from '../shell.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import type { Transport } from '../transport/types.ts';
@@ -59,14 +60,22 @@ export interface HostLog {
   debug(msg: string): void;
 }
 
-/** What a step sees on any host: the inventory, a transport (read-only use in plan), facts, options. */
+/**
+ * Where a step runs: a machine of the inventory, or the jumpbox itself (this machine). The engine
+ * treats both alike; only the transport factory tells them apart (SSH or local).
+ */
+export type Host = { name: string; machine: Machine } | { name: 'jumpbox'; machine?: undefined };
+
+/**
+ * What a step sees on any host: the inventory, facts (reads, probes and waits: never a transport,
+ * so nothing a plan or a check does can write), the run's options and a log.
+ */
 export interface HostContext {
   /** The host's name in output: a machine's hostname, or `jumpbox`. */
   host: string;
   inventory: Inventory;
-  transport: Transport;
   facts: Facts;
-  options: StepOptions;
+  options: Readonly<StepOptions>;
   log: HostLog;
 }
 
@@ -78,6 +87,11 @@ export interface StepContext extends HostContext {
 /** What verify() sees: the context plus the changes applied on this host in this run. */
 export type VerifyContext<C extends HostContext = StepContext> = C & { applied: Change[] };
 
+/** What an action sees: a machine's context and the one thing plans and checks never get, its transport. */
+export interface ActionContext extends StepContext {
+  transport: Transport;
+}
+
 /** The optional part of a step that runs on the jumpbox itself (local transport). */
 export interface JumpboxPart {
   /** Whether the jumpbox takes part in this run (e.g. pin-hosts --local). */
@@ -86,25 +100,57 @@ export interface JumpboxPart {
   verify?(ctx: VerifyContext<HostContext>): Promise<void>;
 }
 
-/** One idempotent unit of work: plan reads and returns changes; the engine applies them. */
-export interface Step {
+/** What every kind of step has: its name, its title, and the machines it runs on. */
+interface StepBase {
   /** What the user types with --only, e.g. 'pin-hosts'. */
   name: string;
   /** One line shown while the step runs. */
   title: string;
   /** The machines this step applies to (before --node filtering). */
   targets(inv: Inventory, options: StepOptions): Machine[];
+}
+
+/**
+ * One idempotent unit of work: plan reads (facts only) and returns changes; the engine applies them,
+ * plans again to prove convergence, then lets the step verify (facts only). --dry-run shows the plan.
+ */
+export interface ChangeStep extends StepBase {
+  kind?: 'change';
   /**
    * Why the step has nothing to do anywhere in this run (e.g. no image archives), if so: the engine
    * says it once, in the step's heading, instead of every machine saying it. Plans still run.
    */
   idle?(inv: Inventory): string | undefined;
-  /** Reads the machine and returns what differs from the desired state; must not change anything. */
+  /** Reads the machine and returns what differs from the desired state. */
   plan(ctx: StepContext): Promise<Change[]>;
-  /** Read-only checks after apply and re-plan; throw FailureError/CommandError to fail the machine. */
+  /** Read-only checks and waits after apply and re-plan; throw FailureError/CommandError to fail the machine. */
   verify?(ctx: VerifyContext): Promise<void>;
+  /** The step's own words for a re-plan that is not empty (when it knows a cause other than a bug). */
+  unconverged?(applied: Change[], again: Change[], host: string): Error | undefined;
   jumpbox?: JumpboxPart;
 }
+
+/**
+ * Read-only checks (verify, doctor): facts only, so they cannot change anything. Not run under
+ * --dry-run: they would read machines as they are, not as the planned changes before them leave them.
+ */
+export interface CheckStep extends StepBase {
+  kind: 'check';
+  /** Throws FailureError naming every problem found on the machine. */
+  check(ctx: StepContext): Promise<void>;
+}
+
+/**
+ * An action that writes outside any plan (smoke creates objects in the cluster): it gets the
+ * machine's transport, and --dry-run never runs it.
+ */
+export interface ActionStep extends StepBase {
+  kind: 'action';
+  run(ctx: ActionContext): Promise<void>;
+}
+
+/** Anything a command runs, in its place in the command's order. */
+export type Step = ChangeStep | CheckStep | ActionStep;
 
 /** How a step ended on one host. */
 export type HostStatus = 'changed' | 'unchanged' | 'failed' | 'skipped';

@@ -3,7 +3,7 @@
 // own inputs changed; waits until each is active. The API server reaches etcd over TLS, and its
 // --service-cluster-ip-range is the service CIDR whose first address is in its certificate.
 import { SERVER } from '../layout.ts';
-import type { Change, Step, StepContext } from '../engine/types.ts';
+import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { binaryFiles } from './support/binaries.ts';
 import { CONTROL_PLANE_SERVICES } from './support/components.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
@@ -11,7 +11,7 @@ import { renderedFor } from './support/rendered.ts';
 import { withServiceChanges } from './support/services.ts';
 
 /** The bootstrap-control-plane step. */
-export const bootstrapControlPlaneStep: Step = {
+export const bootstrapControlPlaneStep: ChangeStep = {
   name: 'bootstrap-control-plane',
   title: 'Run the API server, controller manager and scheduler',
   targets: (inv) => inv.controlPlanes,

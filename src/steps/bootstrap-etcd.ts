@@ -3,7 +3,7 @@
 // control-plane line of machines.txt joins the same cluster. Waits until the member is healthy.
 import { SERVER } from '../layout.ts';
 import { formatMode } from '../engine/facts.ts';
-import type { Change, Step, StepContext } from '../engine/types.ts';
+import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { CommandError } from '../errors.ts';
 import { sh } from '../shell.ts';
 import { binaryFiles } from './support/binaries.ts';
@@ -13,7 +13,7 @@ import { renderedFor } from './support/rendered.ts';
 import { withServiceChanges } from './support/services.ts';
 
 /** The bootstrap-etcd step. */
-export const bootstrapEtcdStep: Step = {
+export const bootstrapEtcdStep: ChangeStep = {
   name: 'bootstrap-etcd',
   title: 'Run etcd over TLS (client and peer certificates) on the control-plane machines',
   targets: (inv) => inv.controlPlanes,
@@ -38,7 +38,7 @@ export const bootstrapEtcdStep: Step = {
   async verify(ctx) {
     // Converged members are checked by `hardway verify`; here, wait for one that just changed.
     if (ctx.applied.length === 0) return;
-    const r = await ctx.transport.exec(waitEtcdHealthy(60));
+    const r = await ctx.facts.query(waitEtcdHealthy(60));
     if (r.code !== 0) throw new CommandError(ctx.machine.hostname, etcdHealthCommand().text, r.code, r.stderr);
     ctx.log.info(r.stdout.trim());
   },

@@ -1,7 +1,7 @@
 // cni: the CNI plugins and this worker's bridge network (its own pod subnet) and loopback configs.
 // containerd reads them for every new pod sandbox, so nothing restarts.
 import { REQUIRED_CNI_PLUGINS } from '../download/layout.ts';
-import type { Change, Step, StepContext } from '../engine/types.ts';
+import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { contains, parseCidr, parseIPv4 } from '../net/ipv4.ts';
 import { sh } from '../shell.ts';
 import { workerComponentStep } from './support/worker-component.ts';
@@ -26,7 +26,7 @@ export function staleBridgeAddresses(ipAddrOutput: string, podSubnet: string): s
 }
 
 /** The cni step. */
-export const cniStep: Step = {
+export const cniStep: ChangeStep = {
   ...installStep,
   async plan(ctx: StepContext): Promise<Change[]> {
     const changes = await installStep.plan(ctx);

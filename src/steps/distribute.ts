@@ -4,14 +4,14 @@
 // control-plane secret found on a worker (from an earlier hand install) is removed.
 import { readPkiFile } from '../certs/identities.ts';
 import type { DesiredFile } from '../engine/desired.ts';
-import type { Change, Step, StepContext } from '../engine/types.ts';
+import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { sh } from '../shell.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { NEVER_ON_WORKERS, placements } from './support/placements.ts';
 import { withRestarts, type ServiceInput } from './support/services.ts';
 
 /** The distribute step. */
-export const distributeStep: Step = {
+export const distributeStep: ChangeStep = {
   name: 'distribute',
   title: 'Give every machine exactly its own certificates, keys and kubeconfigs',
   targets: (inv) => inv.machines,

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DesiredFile } from '../engine/desired.ts';
 import type { ProbeResult } from '../engine/facts.ts';
-import type { Change, ExecChange, LocalFileContent, Step, StepContext } from '../engine/types.ts';
+import type { Change, ExecChange, LocalFileContent, ChangeStep, StepContext } from '../engine/types.ts';
 import { PreconditionError } from '../errors.ts';
 import { imagesDir } from '../images/names.ts';
 import { archiveImages, type ArchiveImage } from '../images/oci.ts';
@@ -104,7 +104,7 @@ export function importChanges(archives: readonly LocalArchive[], listing: ProbeR
 const short = (digest: string) => digest.slice(0, 'sha256:'.length + 12);
 
 /** The images step. */
-export const imagesStep: Step = {
+export const imagesStep: ChangeStep = {
   name: 'images',
   title: "Load the image archives of images/ into containerd's k8s.io namespace on every worker",
   targets: (inv) => inv.workers,

@@ -4,7 +4,7 @@
 import { FailureError, PreconditionError } from '../errors.ts';
 import { SERVER } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
-import type { Change, Step, StepContext } from '../engine/types.ts';
+import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { numberOption } from './options.ts';
 
 /** The name of the ClusterRole and ClusterRoleBinding. */
@@ -46,7 +46,7 @@ export function waitApi(timeoutS: number): Command {
 }
 
 /** The kubelet-rbac step (first control-plane machine only: the objects are cluster-wide). */
-export const kubeletRbacStep: Step = {
+export const kubeletRbacStep: ChangeStep = {
   name: 'kubelet-rbac',
   title: 'Let the API server reach the kubelets (ClusterRole and binding for user kubernetes)',
   targets: (inv) => inv.controlPlanes.slice(0, 1),
@@ -59,7 +59,7 @@ export const kubeletRbacStep: Step = {
         'run "hardway bootstrap-control-plane" first');
     }
     const timeoutS = ctx.options.dryRun ? 1 : numberOption(ctx.options, 'api-timeout');
-    const up = await ctx.transport.exec(waitApi(timeoutS));
+    const up = await ctx.facts.query(waitApi(timeoutS));
     if (up.code !== 0) {
       if (ctx.options.dryRun) return [{ ...apply, reason: 'the API is not answering yet; applied once it does' }];
       throw new PreconditionError(
@@ -68,7 +68,7 @@ export const kubeletRbacStep: Step = {
       );
     }
     // `kubectl diff` exits 0 when the live objects equal the manifest, 1 when they differ.
-    const diff = await ctx.transport.exec(kubectl(sh`diff -f -`), { stdin: RBAC_MANIFEST });
+    const diff = await ctx.facts.query(kubectl(sh`diff -f -`), { stdin: RBAC_MANIFEST });
     if (diff.code === 0) return [];
     if (diff.code !== 1) {
       throw new FailureError(`cannot compare ${RBAC_NAME} with the cluster: ${diff.stderr.trim()}`);

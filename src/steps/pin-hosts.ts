@@ -20,31 +20,39 @@
 //   before the first address line or Jinja statement, so a regenerated /etc/hosts has it in the
 //   same place. The block holds no `{{`, `{%`, `{#` or `$`, so Jinja and cloud-init's basic
 //   templates copy it verbatim.
-// - verify(): where cloud-init manages /etc/hosts and this run wrote it or the template,
-//   `cloud-init single --name update_etc_hosts --frequency always` regenerates it and the step must
-//   still plan nothing; then every machine's hostname and FQDN must resolve (`getent hosts`) to its
-//   IP first. `--local` puts the block (only) into the jumpbox's /etc/hosts and checks the names
-//   there.
+// - Where cloud-init manages /etc/hosts and the plan writes it or the template, the plan ends with
+//   `cloud-init single --name update_etc_hosts --frequency always`, which regenerates it (a write,
+//   so it is a change: --dry-run shows it); the engine's re-plan then proves that the regenerated
+//   file needs nothing. verify() only reads: every machine's hostname and FQDN must resolve
+//   (`getent hosts`) to its IP first. `--local` puts the block (only) into the jumpbox's
+//   /etc/hosts and checks the names there.
 import { createHash } from 'node:crypto';
-import { FailureError, CommandError } from '../errors.ts';
+import { FailureError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import { ANY, HOSTS_MARKERS } from '../layout.ts';
 import { hostsBlock } from '../render/hosts.ts';
 import { sh } from '../shell.ts';
 import { changesForFile } from '../engine/desired.ts';
 import type { FileFact, Facts } from '../engine/facts.ts';
-import type { Change, HostContext, Step, StepContext, VerifyContext } from '../engine/types.ts';
+import type { Change, HostContext, ChangeStep, StepContext, VerifyContext } from '../engine/types.ts';
 import { cloudInitFacts, placeBlock, pinLoopbackName } from './pin-hosts-text.ts';
 import { resolveNames } from './support/names.ts';
 import { flagOption } from './options.ts';
 
 /** The pin-hosts step. */
-export const pinHostsStep: Step = {
+export const pinHostsStep: ChangeStep = {
   name: 'pin-hosts',
   title: "Pin every machine name in /etc/hosts and cloud-init's hosts template",
   targets: (inv) => inv.machines,
   plan: planMachine,
-  verify: verifyMachine,
+  verify: (ctx) => checkNames(ctx, ctx.inventory),
+  unconverged: (applied, again, host) =>
+    applied.some((c) => c.kind === 'exec' && c.cmd.text === REGENERATE_HOSTS.text)
+      ? new FailureError(
+        `${host}: after cloud-init regenerated /etc/hosts from its template, pin-hosts would change it again: ${again.map((c) => (c.kind === 'put' ? c.path : c.cmd.text)).join(', ')}`,
+        'cloud-init renders a 127.0.1.1 line or names that disagree with machines.txt; check its hostname/fqdn settings',
+      )
+      : undefined,
   jumpbox: {
     when: (options) => flagOption(options, 'local'),
     plan: planJumpbox,
@@ -85,33 +93,21 @@ async function planMachine(ctx: StepContext): Promise<Change[]> {
     changes.push(...fileChange(ANY.hostname, `${name}\n`, hostname, 0o644, 'root:root'));
     if (running !== name) changes.push({ kind: 'exec', cmd: sh`hostname ${name}`, reason: `hostname is "${running}", want "${name}"` });
   }
+  // Last, as a reboot would: cloud-init rewrites /etc/hosts from the template just written.
+  const wrote = changes.some((c) => c.kind === 'put' && (c.path === ANY.hosts || c.path.startsWith('/etc/cloud/templates/')));
+  if (wrote && ci.present && ci.managesHosts) {
+    changes.push({ kind: 'exec', cmd: REGENERATE_HOSTS, reason: 'cloud-init manages /etc/hosts: regenerate it from the template now, as every boot will' });
+  }
   return changes;
 }
+
+/** cloud-init's regeneration of /etc/hosts from its template, as at boot. */
+const REGENERATE_HOSTS = sh`cloud-init single --name update_etc_hosts --frequency always`;
 
 async function planJumpbox(ctx: HostContext): Promise<Change[]> {
   const hosts = (await ctx.facts.read([ANY.hosts])).get(ANY.hosts)!;
   const want = placeBlock(text(hosts), hostsBlock(ctx.inventory), HOSTS_MARKERS);
   return fileChange(ANY.hosts, want, hosts, hosts.exists ? hosts.mode! & 0o7777 : 0o644, hosts.owner ?? 'root:root');
-}
-
-async function verifyMachine(ctx: VerifyContext): Promise<void> {
-  const wrote = ctx.applied.some((c) => c.kind === 'put' && (c.path === ANY.hosts || c.path.startsWith('/etc/cloud/templates/')));
-  if (wrote) {
-    const ci = await readCloudInit(ctx.facts);
-    if (ci.present && ci.managesHosts) {
-      const cmd = sh`cloud-init single --name update_etc_hosts --frequency always`;
-      const r = await ctx.transport.exec(cmd);
-      if (r.code !== 0) throw new CommandError(ctx.host, cmd.text, r.code, r.stderr, r.stdout);
-      const again = await planMachine(ctx);
-      if (again.length > 0) {
-        throw new FailureError(
-          `${ctx.host}: after cloud-init regenerated /etc/hosts from its template, pin-hosts would change it again: ${again.map((c) => (c.kind === 'put' ? c.path : c.cmd.text)).join(', ')}`,
-          'cloud-init renders a 127.0.1.1 line or names that disagree with machines.txt; check its hostname/fqdn settings',
-        );
-      }
-    }
-  }
-  await checkNames(ctx, ctx.inventory);
 }
 
 /** Every machine's hostname and FQDN must resolve to its IP first, in one remote command. */

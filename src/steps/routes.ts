@@ -1,7 +1,7 @@
 // routes: every machine reaches every other worker's pod subnet via that worker's IP (no overlay).
 // Routes are set with `ip route replace` (safe to rerun), stale pod routes removed, and the set is
 // persisted as a oneshot unit that replays it at every boot.
-import type { Change, Step, StepContext } from '../engine/types.ts';
+import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { ANY } from '../layout.ts';
 import { parseCidr, within, type Network } from '../net/ipv4.ts';
 import { podRoutes, ROUTES_SERVICE, type PodRoute } from '../render/routes.ts';
@@ -44,7 +44,7 @@ export function asOneCommand(changes: Change[]): Change[] {
 }
 
 /** The routes step. */
-export const routesStep: Step = {
+export const routesStep: ChangeStep = {
   name: 'routes',
   title: "Route every worker's pod subnet via that worker, persisted across reboots",
   targets: (inv) => inv.machines,

@@ -8,7 +8,7 @@
 import { FailureError, PreconditionError } from '../errors.ts';
 import { SERVER } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
-import type { Step, VerifyContext } from '../engine/types.ts';
+import type { ActionContext, ActionStep } from '../engine/types.ts';
 import { etcdctl } from './support/etcd.ts';
 import { textOption } from './options.ts';
 
@@ -37,12 +37,12 @@ function httpRetry(ip: string, port: string, tries: number): Command {
 }
 
 /** The smoke step (first control-plane machine). */
-export const smokeStep: Step = {
+export const smokeStep: ActionStep = {
+  kind: 'action',
   name: 'smoke',
   title: 'Smoke-test the cluster: encrypted secrets, a running pod, logs, exec, port-forward, NodePort',
   targets: (inv) => inv.controlPlanes.slice(0, 1),
-  plan: async () => [],
-  async verify(ctx: VerifyContext) {
+  async run(ctx: ActionContext) {
     const image = textOption(ctx.options, 'image');
     const run = async (what: string, cmd: Command) => {
       const r = await ctx.transport.exec(cmd, { timeoutMs: 240_000 });

@@ -1,12 +1,12 @@
-// verify: read-only checks of the whole cluster on every machine. Nothing is planned or changed;
-// every problem found on a machine is listed in one failure for that machine.
+// verify: read-only checks of the whole cluster on every machine (a check: facts only, so it cannot
+// change anything); every problem found on a machine is listed in one failure for that machine.
 import { createHash } from 'node:crypto';
 import { readPkiFile } from '../certs/identities.ts';
 import { FailureError } from '../errors.ts';
 import { SERVER } from '../layout.ts';
 import { podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
 import { sh } from '../shell.ts';
-import type { Step, VerifyContext } from '../engine/types.ts';
+import type { CheckStep, StepContext } from '../engine/types.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { CONTROL_PLANE_SERVICES, WORKER_SERVICES } from './support/components.ts';
 import { etcdHealthCommand } from './support/etcd.ts';
@@ -25,12 +25,12 @@ export function expectedServices(inv: Inventory, m: Machine): string[] {
 }
 
 /** The verify step. */
-export const verifyStep: Step = {
+export const verifyStep: CheckStep = {
+  kind: 'check',
   name: 'verify',
   title: 'Check the cluster: services, etcd over TLS, names, routes, certificates, nodes',
   targets: (inv) => inv.machines,
-  plan: async () => [],
-  async verify(ctx: VerifyContext) {
+  async check(ctx: StepContext) {
     const { inventory: inv, machine, facts } = ctx;
     const problems: string[] = [];
     const services = expectedServices(inv, machine);
@@ -81,7 +81,7 @@ export const verifyStep: Step = {
  * Every worker registered and Ready, asked of the API with the admin kubeconfig on the server.
  * Kubelets just started take a while to register: asked again every 2 s up to --ready-timeout.
  */
-async function nodeProblems(ctx: VerifyContext): Promise<string[]> {
+async function nodeProblems(ctx: StepContext): Promise<string[]> {
   const timeoutS = numberOption(ctx.options, 'ready-timeout');
   const deadline = Date.now() + timeoutS * 1000;
   for (;;) {
@@ -91,8 +91,8 @@ async function nodeProblems(ctx: VerifyContext): Promise<string[]> {
   }
 }
 
-async function nodeProblemsOnce(ctx: VerifyContext): Promise<string[]> {
-  const r = await ctx.transport.exec(sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit 127; }; kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get nodes -o json`);
+async function nodeProblemsOnce(ctx: StepContext): Promise<string[]> {
+  const r = await ctx.facts.query(sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit 127; }; kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get nodes -o json`);
   if (r.code === 127) return [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`];
   if (r.code !== 0) return [`the API does not answer "kubectl get nodes": ${r.stderr.trim().split('\n').pop()}`];
   return nodeStates(r.stdout, ctx.inventory.workers.map((w) => w.hostname));

@@ -4,7 +4,7 @@
 // exist), and the bridge and forwarding sysctls, persisted in one file each (never appended).
 import type { ProbeResult } from '../engine/facts.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
-import type { Change, Step, StepContext } from '../engine/types.ts';
+import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { WORKER } from '../layout.ts';
 import { sh } from '../shell.ts';
 import { renderedFor } from './support/rendered.ts';
@@ -16,7 +16,7 @@ export const WORKER_PACKAGES = ['socat', 'conntrack', 'ipset', 'kmod', 'iptables
 export const WORKER_SYSCTLS = ['net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables', 'net.ipv4.ip_forward'];
 
 /** The worker-os step. */
-export const workerOsStep: Step = {
+export const workerOsStep: ChangeStep = {
   name: 'worker-os',
   title: 'Prepare the worker OS: packages, swap off, br_netfilter, sysctls',
   targets: (inv) => inv.workers,

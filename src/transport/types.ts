@@ -14,6 +14,11 @@ export interface ExecOptions {
   stdin?: string | Buffer;
   /** Milliseconds before the command is abandoned with a timeout error (default: transport's). */
   timeoutMs?: number;
+  /**
+   * One line the run log shows instead of the command, its stdin and its output: for the facts
+   * script, whose every answer is logged on its own line already.
+   */
+  logAs?: string;
 }
 
 /** Where an upload's bytes come from: memory, or a local file streamed from disk (large binaries). */

@@ -134,7 +134,8 @@ describe('engine faults on the lab', () => {
     expect((await l.hardway(['lab', 'start', '--name', l.name, 'node-1'])).code).toBe(0);
     const back = await l.hardway(['pin-hosts', '--node', 'node-1', '--json']);
     expect(back.code, back.stderr).toBe(0);
-    expect(JSON.parse(back.stdout).results).toEqual([{ step: 'pin-hosts', machine: 'node-1', status: 'changed', changes: 2 }]);
+    // /etc/hosts, the template, and cloud-init's regeneration of /etc/hosts (a change of its own since issue 14).
+    expect(JSON.parse(back.stdout).results).toEqual([{ step: 'pin-hosts', machine: 'node-1', status: 'changed', changes: 3 }]);
     expect(JSON.parse((await l.hardway(['pin-hosts', '--json'])).stdout)).toMatchObject({ ok: true, changed: 0 });
   });
 
@@ -157,7 +158,8 @@ describe('engine faults on the lab', () => {
       writeFileSync(l.knownHosts, saved);
     }
     expect(await sha(l, 'node-0', '/etc/hosts')).toBe(before);
-    expect(JSON.parse((await l.hardway(['pin-hosts', '--json'])).stdout)).toMatchObject({ ok: true, changed: 1 });
+    // /etc/hosts and cloud-init's regeneration of it.
+    expect(JSON.parse((await l.hardway(['pin-hosts', '--json'])).stdout)).toMatchObject({ ok: true, changed: 2 });
   });
 
   it('the network cut for 5 s before and during a run: retried or a clear error, never a hang; a rerun converges', async () => {

@@ -2,12 +2,12 @@
 // as the command table declares them), while their output stays in step order and the next
 // segment waits for everything before it.
 import { describe, expect, it } from 'vitest';
-import type { Step } from '../../src/engine/types.ts';
+import type { ChangeStep } from '../../src/engine/types.ts';
 import { remoteEntry } from '../../src/commands/index.ts';
 import { stepOrder, stepNames } from '../../src/commands/entry.ts';
 import { fakeCluster, inventoryOf, runEngine, stepOptions } from './engine.helpers.ts';
 
-const on = (name: string, who: 'all' | 'cp' | 'workers', plan: Step['plan'] = async () => []): Step => ({
+const on = (name: string, who: 'all' | 'cp' | 'workers', plan: ChangeStep['plan'] = async () => []): ChangeStep => ({
   name,
   title: name,
   targets: (inv) => (who === 'all' ? inv.machines : who === 'cp' ? inv.controlPlanes : inv.workers),

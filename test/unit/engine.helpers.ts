@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { parseInventory, type Inventory } from '../../src/inventory.ts';
 import { defaultSettings } from '../../src/cluster-settings.ts';
 import { formatError, isExpectedError } from '../../src/errors.ts';
-import { connectionPool } from '../../src/engine/connections.ts';
+import { connectionPool, type TransportFactory } from '../../src/engine/connections.ts';
 import { memoryRunLog } from '../../src/engine/run-log.ts';
 import { runSteps } from '../../src/engine/run.ts';
 import type { RunResult, Step, StepOptions } from '../../src/engine/types.ts';
@@ -48,14 +48,21 @@ export async function runEngine(steps: Step[], inv: Inventory, fakes: Map<string
   const out = capture();
   const options = stepOptions(o);
   const logger = createLogger({ stream: out.stream, verbose: options.verbose, colors: palette(false), redactor, runLog });
-  const pool = connectionPool(
-    async (m) => fakes.get(m.hostname)!,
-    o.jumpbox ? async () => o.jumpbox! : undefined,
-  );
+  const pool = connectionPool(fakeFactory(fakes, o.jumpbox));
   const selected = o.only ? inv.machines.filter((m) => o.only!.includes(m.hostname)) : inv.machines;
   const result: RunResult = await runSteps({ steps, lanes: o.lanes, inventory: inv, selected, options }, { pool, logger, runLog, redactor, reporter: plainReporter(logger, options.dryRun) });
   await pool.closeAll();
   return { result, output: out.text(), log: runLog.lines.join('\n') };
+}
+
+/** The transport factory over fake machines (and a fake jumpbox); a machine with execError cannot be reached. */
+export function fakeFactory(fakes: Map<string, FakeTransport>, jumpbox?: FakeTransport): TransportFactory {
+  return async (host) => {
+    const t = host.machine ? fakes.get(host.machine.hostname) : jumpbox;
+    if (!t) throw new Error(`no fake transport for ${host.name}`);
+    if (t.execError) throw t.execError;
+    return t;
+  };
 }
 
 /** A writable that remembers what was written. */
@@ -81,14 +88,7 @@ export async function runCommand(command: string, argv: string[], dir: string, f
   try {
     const cmd = remoteCommand(remoteEntry(command), {
       steps,
-      connectors: () => async () => ({
-        connect: async (m) => {
-          const t = fakes.get(m.hostname)!;
-          if (t.execError) throw t.execError;
-          return t;
-        },
-        connectLocal: jumpbox ? async () => jumpbox : undefined,
-      }),
+      connectors: () => async () => fakeFactory(fakes, jumpbox),
     });
     const parsed = parseArgs({ args: argv, options: cmd.options, allowPositionals: false, strict: true });
     code = await cmd.run({ values: parsed.values as never, positionals: [], stdout: stdout.stream, stderr: stderr.stream, cwd: dir, env: {} });

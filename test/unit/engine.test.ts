@@ -58,7 +58,7 @@ describe('engine: plan, apply, plan again', () => {
   it('a failure on one machine does not stop the others; it names the command, exit code and stderr', async () => {
     const inv = inventoryOf();
     const fakes = fakeCluster(inv);
-    const once: Step = { ...restart, plan: async (ctx) => (ctx.transport.machine && (fakes.get(ctx.machine.hostname)!.commands.includes('systemctl restart demo')) ? [] : restart.plan(ctx)) };
+    const once: Step = { ...restart, plan: async (ctx) => ((fakes.get(ctx.machine.hostname)!.commands.includes('systemctl restart demo')) ? [] : restart.plan(ctx)) };
     fakes.get('node-1')!.handlers.push([/^systemctl restart demo$/, () => ({ code: 5, stdout: '', stderr: 'Job for demo.service failed.\n' })]);
     for (const name of ['server', 'node-0']) fakes.get(name)!.handlers.push([/^systemctl restart demo$/, () => ({ code: 0, stdout: '', stderr: '' })]);
     const { result, output } = await runEngine([once], inv, fakes);
@@ -205,7 +205,7 @@ describe('engine: dry run', () => {
       targets: (i) => i.machines.slice(0, 1),
       plan: async (ctx) => [
         ...(await fileChanges(ctx.facts, [{ path: '/var/lib/demo/demo.key', content: Buffer.from(key), mode: 0o600, secret: true }])),
-        ...(ctx.transport.machine && (await ctx.facts.stat(['/var/lib/demo/token'])).get('/var/lib/demo/token')!.exists
+        ...((await ctx.facts.stat(['/var/lib/demo/token'])).get('/var/lib/demo/token')!.exists
           ? []
           : [{ kind: 'exec' as const, cmd: sh`install -m 0600 /dev/stdin /var/lib/demo/token`, stdin: token, secret: true, reason: 'missing' }]),
       ],

@@ -30,16 +30,17 @@ function freshDebian(hostname: string, over: Partial<FakeMachineSetup> = {}): Fa
 }
 
 describe('pin-hosts on a fresh Debian machine with cloud-init', () => {
-  it('plans exactly /etc/hosts, the template and the hostname', async () => {
+  it('plans exactly /etc/hosts, the template, the hostname and cloud-init regenerating /etc/hosts', async () => {
     const inv = inventoryOf();
     const fakes = fakeCluster(inv, (h) => freshDebian(h));
     const { result, output } = await runEngine([pinHostsStep], inv, fakes, { dryRun: true });
-    expect(result.results.map((r) => r.changes)).toEqual([3, 3, 3]);
+    expect(result.results.map((r) => r.changes)).toEqual([4, 4, 4]);
     const node0 = output.split('\n').filter((l) => l.startsWith('node-0:   put') || l.startsWith('node-0:   run'));
     expect(node0).toEqual([
       'node-0:   put /etc/hosts 0644 root:root (content differs)',
       `node-0:   put ${TEMPLATE} 0644 root:root (content differs)`,
       'node-0:   run: hostnamectl set-hostname node-0 (hostname is "debian" (/etc/hostname "debian"), want "node-0")',
+      'node-0:   run: cloud-init single --name update_etc_hosts --frequency always (cloud-init manages /etc/hosts: regenerate it from the template now, as every boot will)',
     ]);
     // The diff of each file: the block before the first address line, the stale 127.0.1.1 line rewritten.
     expect(output).toContain(
@@ -63,7 +64,7 @@ describe('pin-hosts on a fresh Debian machine with cloud-init', () => {
     const inv = inventoryOf();
     const fakes = fakeCluster(inv, (h) => freshDebian(h));
     const first = await runEngine([pinHostsStep], inv, fakes);
-    expect(first.result).toMatchObject({ ok: true, changed: 9, failed: 0 });
+    expect(first.result).toMatchObject({ ok: true, changed: 12, failed: 0 });
     const node1 = fakes.get('node-1')!;
     expect(node1.hostname).toBe('node-1');
     expect(node1.text('/etc/hostname')).toBe('node-1\n');
@@ -115,7 +116,7 @@ describe('pin-hosts variants', () => {
       files: { '/etc/hosts': '127.0.0.1 localhost\n', '/etc/os-release': DEBIAN_OS_RELEASE },
     }));
     const { result } = await runEngine([pinHostsStep], inv, fakes);
-    expect(result.results.map((r) => r.changes)).toEqual([3, 3, 3]);
+    expect(result.results.map((r) => r.changes)).toEqual([4, 4, 4]);
     const server = fakes.get('server')!;
     expect(server.uploads.map((u) => u.path)).toEqual(['/etc/hosts', '/etc/hostname']);
     expect(server.changesRun).toEqual(['hostname server']);

@@ -4,7 +4,7 @@
 // binaries it needs.
 import type { DesiredFile } from '../../engine/desired.ts';
 import type { ProbeResult } from '../../engine/facts.ts';
-import type { Change, Step, StepContext } from '../../engine/types.ts';
+import type { Change, ChangeStep, StepContext } from '../../engine/types.ts';
 import type { WorkerComponentName } from '../../render/types.ts';
 import { WORKER } from '../../layout.ts';
 import type { Command } from '../../shell.ts';
@@ -36,7 +36,7 @@ export interface WorkerComponent {
 }
 
 /** Builds the step for a worker component. */
-export function workerComponentStep(c: WorkerComponent): Step {
+export function workerComponentStep(c: WorkerComponent): ChangeStep {
   return {
     name: c.name,
     title: c.title,
