@@ -116,7 +116,7 @@ describe('pin-hosts variants', () => {
       files: { '/etc/hosts': '127.0.0.1 localhost\n', '/etc/os-release': DEBIAN_OS_RELEASE },
     }));
     const { result } = await runEngine([pinHostsStep], inv, fakes);
-    expect(result.results.map((r) => r.changes)).toEqual([4, 4, 4]);
+    expect(result.results.map((r) => r.changes)).toEqual([3, 3, 3]);
     const server = fakes.get('server')!;
     expect(server.uploads.map((u) => u.path)).toEqual(['/etc/hosts', '/etc/hostname']);
     expect(server.changesRun).toEqual(['hostname server']);
