@@ -2,67 +2,26 @@
 // layout is checked by following index.json -> manifest -> config and layer through their
 // digests, the layer and the tar format with GNU tar, and the whole image independently with
 // umoci (which verifies every blob against its digest and unpacks a runtime bundle). The real
-// build fetches busybox-static with apt-get download (cached in the user cache after the first run).
+// build, which fetches busybox-static with apt-get download (the network, the first time), is in
+// test/e2e/build-images.test.ts.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { layoutHelpers } from '../helpers/oci-layout.ts';
 import { APPLETS, imageArchives, WEB_PAGE } from '../../src/images/build.ts';
 import { PAUSE_IMAGE, WEB_IMAGE } from '../../src/images/names.ts';
-import { archiveImages, MEDIA_TYPES, tagOf } from '../../src/images/oci.ts';
+import { archiveImages, tagOf } from '../../src/images/oci.ts';
 import { readTarMembers, writeTar } from '../../src/images/tar.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'hardway-images-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const { untar, listing, walkLayout } = layoutHelpers(work);
 const FAKE_BUSYBOX = Buffer.from('\x7fELF not really busybox, but bytes to put in a layer\n'.repeat(40));
 
-/** Every member of a tar by path, through GNU tar (an independent reader). */
-function untar(data: Buffer): string {
-  const dir = mkdtempSync(join(work, 'x-'));
-  writeFileSync(join(dir, 'archive.tar'), data);
-  mkdirSync(join(dir, 'out'));
-  execFileSync('tar', ['-xf', join(dir, 'archive.tar'), '-C', join(dir, 'out')]);
-  return join(dir, 'out');
-}
-
-/** `tar -tv` lines (numeric owner, full time) of an archive's bytes. */
-function listing(data: Buffer): string[] {
-  const file = join(mkdtempSync(join(work, 'l-')), 'a.tar');
-  writeFileSync(file, data);
-  return execFileSync('tar', ['-tvf', file, '--numeric-owner', '--full-time'], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC' } }).trim().split('\n');
-}
-
-/** Follows an OCI layout directory from index.json to its blobs, checking each digest and size. */
-function walkLayout(dir: string) {
-  const blob = (d: { digest: string; size: number }) => {
-    const data = readFileSync(join(dir, 'blobs', 'sha256', d.digest.replace(/^sha256:/, '')));
-    expect(`sha256:${sha(data)}`).toBe(d.digest);
-    expect(data.length).toBe(d.size);
-    return data;
-  };
-  expect(JSON.parse(readFileSync(join(dir, 'oci-layout'), 'utf8'))).toEqual({ imageLayoutVersion: '1.0.0' });
-  const index = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));
-  expect(index.schemaVersion).toBe(2);
-  expect(index.mediaType).toBe(MEDIA_TYPES.index);
-  expect(index.manifests).toHaveLength(1);
-  const entry = index.manifests[0];
-  expect(entry.mediaType).toBe(MEDIA_TYPES.manifest);
-  const manifest = JSON.parse(blob(entry).toString('utf8'));
-  expect(manifest.schemaVersion).toBe(2);
-  expect(manifest.mediaType).toBe(MEDIA_TYPES.manifest);
-  expect(manifest.config.mediaType).toBe(MEDIA_TYPES.config);
-  expect(manifest.layers).toHaveLength(1);
-  expect(manifest.layers[0].mediaType).toBe(MEDIA_TYPES.layer);
-  const config = JSON.parse(blob(manifest.config).toString('utf8'));
-  const layer = blob(manifest.layers[0]);
-  // Uncompressed layer: its diff_id is its own digest.
-  expect(config.rootfs).toEqual({ type: 'layers', diff_ids: [manifest.layers[0].digest] });
-  return { index, entry, manifest, config, layer };
-}
 
 describe('OCI image archives (pure: any busybox bytes)', () => {
   const source = { version: '1:1.35.0-4+deb12u1+b1', arch: 'amd64' };
@@ -168,57 +127,4 @@ describe('tar', () => {
       expect(found.has('absent')).toBe(false);
     }
   });
-});
-
-describe('hardway build-images (busybox-static from Debian, for real)', () => {
-  const native = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
-  const projects = [mkdtempSync(join(work, 'p1-')), mkdtempSync(join(work, 'p2-'))];
-  for (const p of projects) writeFileSync(join(p, 'machines.txt'), '10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24\n');
-  const bytes = (p: string, f: string) => readFileSync(join(p, 'images', f));
-
-  it('writes images/pause.tar and images/web.tar beside machines.txt; a rerun says unchanged and keeps every byte', async () => {
-    const first = await runCli(['build-images'], projects[0]!);
-    expect(first.stderr).toBe('');
-    expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/busybox-static \S+ \(\w+\): (downloaded|cached), sha256 verified/);
-    expect(first.stdout).toContain('images: 2 written, 0 unchanged');
-    const before = ['pause.tar', 'web.tar'].map((f) => bytes(projects[0]!, f));
-    const mtime = lstatSync(join(projects[0]!, 'images', 'pause.tar')).mtimeMs;
-
-    const again = await runCli(['build-images'], projects[0]!);
-    expect(again.code).toBe(0);
-    expect(again.stdout).toContain('images: 0 written, 2 unchanged');
-    expect(again.stdout).toContain('busybox-static');
-    expect(again.stdout).not.toContain('downloaded');
-    expect(['pause.tar', 'web.tar'].map((f) => bytes(projects[0]!, f))).toEqual(before);
-    expect(lstatSync(join(projects[0]!, 'images', 'pause.tar')).mtimeMs).toBe(mtime);
-
-    // A second, separate build gives the same bytes.
-    const other = await runCli(['build-images', '--machines', join(projects[1]!, 'machines.txt')], work);
-    expect(other.code).toBe(0);
-    for (const f of ['pause.tar', 'web.tar']) expect(sha(bytes(projects[1]!, f))).toBe(sha(bytes(projects[0]!, f)));
-
-    // The real busybox is in the layer, for the machines' architecture.
-    const p = walkLayout(untar(before[0]!));
-    expect(p.config.architecture).toBe(native);
-    const rootfs = untar(p.layer);
-    expect(readFileSync(join(rootfs, 'bin/busybox')).subarray(0, 4).toString('latin1')).toBe('\x7fELF');
-  }, 180_000);
-
-  it('passes umoci: every blob verified, and a runtime bundle unpacked with the right process and files', async () => {
-    for (const [file, tag, args] of [['pause.tar', '1', ['/bin/sleep', '2147483647']], ['web.tar', '1', ['/bin/httpd', '-f', '-p', '80', '-h', '/www']]] as const) {
-      const layout = untar(bytes(projects[0]!, file));
-      const bundle = join(mkdtempSync(join(work, 'bundle-')), 'b');
-      execFileSync('umoci', ['unpack', '--image', `${layout}:${tag}`, bundle], { stdio: 'pipe' });
-      const spec = JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8'));
-      expect(spec.process.args).toEqual(args);
-      expect(lstatSync(join(bundle, 'rootfs/bin/busybox')).isFile()).toBe(true);
-      expect(readlinkSync(join(bundle, 'rootfs/bin/sh'))).toBe('busybox');
-      if (file === 'web.tar') expect(readFileSync(join(bundle, 'rootfs/www/index.html'), 'utf8')).toBe(WEB_PAGE);
-      // The busybox in the image runs here (same architecture): the sandbox image's command exists.
-      if (execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim() === JSON.parse(readFileSync(join(layout, 'index.json'), 'utf8')).manifests[0].platform.architecture) {
-        expect(execFileSync(join(bundle, 'rootfs/bin/busybox'), ['echo', 'ok'], { encoding: 'utf8' })).toBe('ok\n');
-      }
-    }
-  }, 120_000);
 });
