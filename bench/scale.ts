@@ -21,7 +21,8 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { COMMAND_STEPS } from '../src/commands/step-lists.ts';
+import { remoteEntry } from '../src/commands/index.ts';
+import { stepNames } from '../src/commands/entry.ts';
 import { defaultLabPaths } from '../src/lab/names.ts';
 import { ensureRootfs } from '../src/lab/rootfs.ts';
 import { clearScratch, manualParallel, manualPushes, stage } from './support/manual.ts';
@@ -95,7 +96,7 @@ async function measure(s: Scenario, fullRuns: number, reruns: number, standIns: 
   }
 
   const steps: StepAlone[] = [];
-  for (const step of s.alone ? COMMAND_STEPS.up! : []) {
+  for (const step of s.alone ? stepNames(remoteEntry('up').steps) : []) {
     const r = await timedRun(dir, [...up, '--only', step, '--concurrency', String(s.workers + 1)], s.name);
     const asked = askedPerMachine(r.log);
     // Tasks of the machines the step worked on, less what those machines start on their own.

@@ -4,10 +4,10 @@
 import type { Inventory, Machine } from '../inventory.ts';
 import { HOSTS_MARKERS, SERVER, WORKER } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
-import { CONTROL_PLANE_SERVICES } from '../steps/bootstrap-control-plane.ts';
-import { resolveNames } from '../steps/pin-hosts.ts';
+import { CONTROL_PLANE_SERVICES } from '../steps/support/components.ts';
+import { resolveNames } from '../steps/support/names.ts';
 import { serviceStatesCommand } from '../steps/support/inspect.ts';
-import { WORKER_SYSCTLS } from '../steps/worker-os.ts';
+import { WORKER_SYSCTLS } from '../steps/support/components.ts';
 
 /** The services doctor expects active on a machine of this role. */
 export function servicesOf(m: Machine): string[] {

@@ -8,12 +8,10 @@ import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { WORKER } from '../layout.ts';
 import { sh } from '../shell.ts';
 import { renderedFor } from './support/rendered.ts';
+import { WORKER_SYSCTLS } from './support/components.ts';
 
 /** Debian packages a worker needs (iptables for kube-proxy's iptables mode: the tutorial forgets it). */
 export const WORKER_PACKAGES = ['socat', 'conntrack', 'ipset', 'kmod', 'iptables'];
-
-/** The sysctls pod networking needs, each wanted at 1. */
-export const WORKER_SYSCTLS = ['net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables', 'net.ipv4.ip_forward'];
 
 /** The worker-os step. */
 export const workerOsStep: ChangeStep = {

@@ -5,3 +5,6 @@ export const CONTROL_PLANE_SERVICES = ['kube-apiserver', 'kube-controller-manage
 
 /** The worker services hardway runs (each its own step). */
 export const WORKER_SERVICES = ['containerd', 'kubelet', 'kube-proxy'] as const;
+
+/** The sysctls pod networking needs on a worker, each wanted at 1 (worker-os sets them, doctor reads them). */
+export const WORKER_SYSCTLS = ['net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables', 'net.ipv4.ip_forward'];
