@@ -81,7 +81,7 @@ export interface Facts {
 export function createFacts(transport: Transport, log: (line: string) => void = () => {}, opts: { cacheWrites?: boolean; cacheFile?: string } = {}): Facts {
   // The script's settings (see its header), then the script itself.
   const settings = sh`cache=${opts.cacheFile ?? SHA_CACHE}; fast_min=${FAST_HASH_MIN}; read_limit=${READ_LIMIT}; abc_sha256=${SHA256_ABC};`;
-  const script = joinCommands([opts.cacheWrites ? sh`${settings} write=1;` : sh`${settings} write=;`, FACTS_SCRIPT], '\n');
+  const script = joinCommands([opts.cacheWrites ? sh`${settings} write=1;` : sh`${settings} write=;`, FACTS_SCRIPT], ' ');
   const remembered: FactRequest[] = [];
   const batch = async (asked: FactRequest[]): Promise<Array<FileFact | ProbeResult>> => {
     if (asked.length === 0) return [];
