@@ -85,7 +85,8 @@ describe('hardway pin-hosts on the lab', () => {
     const before = await sha(l, 'node-1', '/etc/hosts', TEMPLATE);
     const r = await l.hardway(['pin-hosts', '--dry-run']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('node-1: pin-hosts: would change (1 change)');
+    expect(r.stdout).toContain('node-1: pin-hosts: would change (2 changes)');
+    expect(r.stdout).toContain('node-1:   run: cloud-init single --name update_etc_hosts --frequency always');
     expect(r.stdout).toContain('node-1:   put /etc/hosts 0644 root:root (content differs)');
     expect(r.stdout).toMatch(/^node-1: {5}-10\.240\.30\.99 node-0\.kubernetes\.local node-0$/m);
     expect(r.stdout).toMatch(/^node-1: {5}\+10\.240\.30\.20 node-0\.kubernetes\.local node-0$/m);
