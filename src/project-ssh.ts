@@ -3,7 +3,7 @@
 // names, the project's key pair, and ssh_config blocks with strict host keys.
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { local } from './lab/local.ts';
+import { local } from './transport/local.ts';
 
 /** File names inside a project directory written by `lab up` or `multipass up`. */
 export const PROJECT_FILES = {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import { hashFile } from './cache.ts';
 import { hostMirror } from './apt.ts';
-import { runLocal } from './local.ts';
+import { runLocal } from '../transport/local.ts';
 
 /** apt options that point apt at hardway's own deb-src list, lists and cache. */
 export interface AptSourceContext {

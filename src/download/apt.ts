@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
-import { runLocal, tryLocal } from './local.ts';
+import { runLocal, tryLocal } from '../transport/local.ts';
 
 /** A package as the apt index describes it. */
 export interface DebInfo {
@@ -29,7 +29,7 @@ const LIST_MAX_AGE_MS = 24 * 3600 * 1000;
 /** Prepares apt for an architecture: system lists if dpkg knows it, else a private list in `listsRoot`. */
 export async function aptFor(arch: string, listsRoot: string): Promise<AptContext> {
   const native = (await runLocal('dpkg', ['--print-architecture'])).stdout.trim();
-  const foreign = (await tryLocal('dpkg', ['--print-foreign-architectures'])).stdout.split('\n').map((s) => s.trim());
+  const foreign = (await tryLocal`dpkg --print-foreign-architectures`).stdout.split('\n').map((s) => s.trim());
   if (arch === native || foreign.includes(arch)) return { arch, options: [] };
   const lists = join(listsRoot, arch);
   const options = ['-o', `Dir::State::Lists=${lists}`, '-o', `APT::Architectures::=${native}`, '-o', `APT::Architectures::=${arch}`];
@@ -56,7 +56,7 @@ async function stale(lists: string): Promise<boolean> {
  * rebuilds its cache on every call here, seconds each). Packages apt does not know are absent.
  */
 export async function showPackages(apt: AptContext, names: readonly string[]): Promise<Map<string, DebInfo>> {
-  const r = await tryLocal('apt-cache', [...apt.options, 'show', '--no-all-versions', ...names.map((n) => `${n}:${apt.arch}`)]);
+  const r = await tryLocal`apt-cache ${[...apt.options, 'show', '--no-all-versions', ...names.map((n) => `${n}:${apt.arch}`)]}`;
   const out = new Map<string, DebInfo>();
   for (const stanza of r.stdout.split(/\n\s*\n/)) {
     const fields = new Map<string, string>();

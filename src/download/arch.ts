@@ -1,6 +1,6 @@
 // The machines' architecture: given with --arch, or the jumpbox's own (dpkg's name, or uname -m mapped).
 import { InputError } from '../errors.ts';
-import { tryLocal } from './local.ts';
+import { tryLocal } from '../transport/local.ts';
 import { ARCHES, type Arch } from './versions.ts';
 
 const UNAME_TO_DEBIAN: Record<string, string> = { x86_64: 'amd64', aarch64: 'arm64', arm64: 'arm64' };
@@ -13,10 +13,10 @@ export function parseArch(value: string): Arch {
 
 /** The jumpbox's architecture in Debian's naming: `dpkg --print-architecture`, else `uname -m` mapped. */
 export async function hostArch(): Promise<Arch> {
-  const dpkg = await tryLocal('dpkg', ['--print-architecture']);
+  const dpkg = await tryLocal`dpkg --print-architecture`;
   let name = dpkg.code === 0 ? dpkg.stdout.trim() : '';
   if (!name) {
-    const uname = await tryLocal('uname', ['-m']);
+    const uname = await tryLocal`uname -m`;
     name = UNAME_TO_DEBIAN[uname.stdout.trim()] ?? uname.stdout.trim();
   }
   if ((ARCHES as readonly string[]).includes(name)) return name as Arch;

@@ -4,7 +4,7 @@
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
-import { runLocal } from './local.ts';
+import { runLocal } from '../transport/local.ts';
 import type { FileRule } from './versions.ts';
 
 /** A file taken out of an archive: where it is now (staging) and where it goes (relative to downloads/). */

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { FailureError, PreconditionError } from '../errors.ts';
 import { aptSourceFor, fetchSource, showSource, type SourcePackage } from './apt-source.ts';
 import { hashFile } from './cache.ts';
-import { runLocal, tryLocal } from './local.ts';
+import { runLocal, tryLocal } from '../transport/local.ts';
 
 /** The five binaries built from the source package, by their cmd/ directory names. */
 export const SERVER_BINARIES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy'] as const;
@@ -175,20 +175,20 @@ function runMake(cwd: string, args: string[], env: NodeJS.ProcessEnv, logFile: s
 }
 
 async function checkVersion(binary: string, version: string): Promise<void> {
-  const r = await tryLocal(binary, ['--version']);
+  const r = await tryLocal`${binary} --version`;
   if (!r.stdout.includes(`Kubernetes ${version}`)) {
     throw new FailureError(`the built ${binary} reports "${(r.stdout + r.stderr).trim().split('\n')[0]}", not Kubernetes ${version}`);
   }
 }
 
 async function nativeArch(): Promise<string> {
-  return (await tryLocal('dpkg', ['--print-architecture'])).stdout.trim();
+  return (await tryLocal`dpkg --print-architecture`).stdout.trim();
 }
 
 async function requireTools(): Promise<void> {
   const missing: string[] = [];
   for (const [tool, pkg] of Object.entries(BUILD_TOOLS)) {
-    if ((await tryLocal('sh', ['-c', `command -v ${tool}`])).code !== 0) missing.push(pkg);
+    if ((await tryLocal`sh -c ${`command -v ${tool}`}`).code !== 0) missing.push(pkg);
   }
   if (missing.length > 0) {
     throw new PreconditionError(`building the Kubernetes server binaries needs Debian packages that are not installed: ${missing.join(', ')}`,

@@ -3,7 +3,7 @@
 // machines of a 33-machine lab had logged "Failed to create inotify object: Too many open files".
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tryLocal } from './local.ts';
+import { tryLocal } from '../transport/local.ts';
 
 /** One journal entry as `journalctl -o json` prints it (the fields used here). */
 export interface JournalEntry {

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { FailureError } from '../errors.ts';
 import { createMachineCgroups, removeMachineCgroups } from './cgroups.ts';
-import { local } from './local.ts';
+import { local } from '../transport/local.ts';
 import { isMountPoint } from './mounts.ts';
 import { machinePaths } from './machine.ts';
 import type { LabMachine } from './types.ts';

@@ -10,7 +10,7 @@ import { ensureLabKey, LAB_FILES } from './outputs.ts';
 import { findMachine } from './plan.ts';
 import { checkLabHost } from './preconditions.ts';
 import type { ProgressOptions } from './progress.ts';
-import { tryLocal } from './local.ts';
+import { tryLocal } from '../transport/local.ts';
 import { bootMachines } from './up.ts';
 import type { LabState } from './types.ts';
 

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { local } from './local.ts';
+import { local } from '../transport/local.ts';
 import { ENABLED_UNITS, machineFiles, type NoCloudSeed } from './machine-config.ts';
 import { isMountPoint } from './mounts.ts';
 import type { LabMachine } from './types.ts';

@@ -1,7 +1,7 @@
 // Mount points the lab created, found from /proc/self/mountinfo so that `down` and cache cleanup
 // undo them even after a crash, deepest first, and never delete a directory that is still mounted.
 import { readFileSync } from 'node:fs';
-import { local, tryLocal } from './local.ts';
+import { local, tryLocal } from '../transport/local.ts';
 
 /** Mount points listed in a mountinfo text (field 5, octal escapes decoded). Pure. */
 export function parseMountPoints(mountinfo: string): string[] {

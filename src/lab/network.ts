@@ -2,7 +2,7 @@
 // forwarding changes, no routes: traffic stays between the host and the lab machines.
 import { InputError } from '../errors.ts';
 import { overlaps, parseCidr, type Network } from '../net/ipv4.ts';
-import { local, tryLocal } from './local.ts';
+import { local, tryLocal } from '../transport/local.ts';
 
 /** True if a network interface with this name exists. */
 export async function linkExists(name: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 // What the lab needs from the host before it changes anything: root, systemd-nspawn, debootstrap.
 import { InputError } from '../errors.ts';
-import { tryLocal } from './local.ts';
+import { tryLocal } from '../transport/local.ts';
 
 /** The apt-get line that installs what the lab needs on a Debian host. */
 export const INSTALL_LINE = 'apt-get install -y systemd-container debootstrap iproute2 openssh-client';

@@ -23,7 +23,7 @@ import { buildImages } from '../images/build.ts';
 import { archiveImages } from '../images/oci.ts';
 import { archiveNames } from '../steps/images.ts';
 import { imagesDir } from '../images/names.ts';
-import { local, tryLocal } from './local.ts';
+import { local, tryLocal } from '../transport/local.ts';
 import type { LabMachine } from './types.ts';
 
 /** The registry machine's hostname, and its address: .5 of the lab subnet (servers start at .10). */

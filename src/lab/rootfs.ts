@@ -5,10 +5,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { $ } from 'zx';
 import { CommandError } from '../errors.ts';
 import { hostMirror } from '../download/apt.ts';
-import { local } from './local.ts';
+import { sh } from '../shell.ts';
+import { local, runCommand } from '../transport/local.ts';
 import { mountsUnder, unmountAll } from './mounts.ts';
 
 /** Debian release of the lab machines. */
@@ -51,17 +51,17 @@ export async function ensureRootfs(cacheRoot: string, report: (line: string) => 
 async function debootstrap(dir: string, mirror: string, report: (line: string) => void): Promise<void> {
   report(`debootstrap ${SUITE} from ${mirror} (about 3-4 minutes, once)`);
   const args = ['--variant=minbase', `--include=${PACKAGES.join(',')}`, SUITE, dir, mirror];
-  const p = $({ quiet: true, nothrow: true, stdio: ['ignore', 'pipe', 'pipe'] })`debootstrap ${args}`;
-  p.stdout.on('data', (chunk: Buffer) => {
-    const last = chunk.toString().trim().split('\n').pop();
-    if (last) report(last);
+  const out = await runCommand(sh`debootstrap ${args}`, {
+    onStdout: (chunk) => {
+      const last = chunk.toString().trim().split('\n').pop();
+      if (last) report(last);
+    },
   });
-  const out = await p;
   // debootstrap ends with "Failure while configuring base packages" because it cannot resolve the
   // virtual package python3-cffi-backend provides; finishRootfs repairs that. Anything that did not
   // even unpack a base system is a real failure.
-  if (out.exitCode !== 0 && !existsSync(join(dir, 'usr/bin/dpkg'))) {
-    throw new CommandError('local', `debootstrap ${args.join(' ')}`, out.exitCode, out.stderr || out.stdout.slice(-2000));
+  if (out.code !== 0 && !existsSync(join(dir, 'usr/bin/dpkg'))) {
+    throw new CommandError('local', `debootstrap ${args.join(' ')}`, out.code, out.stderr || out.stdout.slice(-2000));
   }
 }
 

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { FailureError } from '../errors.ts';
 import { bootJournal, limitHint, machineInit, sshdGaveUp } from './boot-journal.ts';
-import { tryLocal } from './local.ts';
+import { tryLocal } from '../transport/local.ts';
 import type { LabMachine } from './types.ts';
 
 /** True if something accepts TCP connections on ip:port within the timeout. */

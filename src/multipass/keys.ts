@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { local } from '../lab/local.ts';
+import { local } from '../transport/local.ts';
 import { ensureKeyPair } from '../project-ssh.ts';
 import type { KeyPair } from './user-data.ts';
 

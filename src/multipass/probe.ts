@@ -2,7 +2,7 @@
 // DIR/known_hosts. Reads the marker hardway wrote into the VM, so one probe proves three things:
 // sshd presents the host key hardway made, root takes the project key, and it is hardway's launch.
 import { join } from 'node:path';
-import { tryLocal } from '../lab/local.ts';
+import { tryLocal } from '../transport/local.ts';
 import { FILES } from './outputs.ts';
 import { MARKER_FILE, parseMarker } from './user-data.ts';
 

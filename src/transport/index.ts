@@ -1,8 +1,8 @@
 // The transport package's public face: what the engine and the commands import.
 export type { ExecOptions, ExecResult, Transport, UploadOptions, UploadSource } from './types.ts';
-export { connectAll, openTransport, createTransport, knownHostsPath, type TransportOptions, type TransportPool } from './pool.ts';
+export { openTransport, createTransport, knownHostsPath, type TransportOptions } from './open.ts';
 export { SshTransport } from './ssh.ts';
-export { LocalTransport, type LocalTransportOptions } from './local.ts';
+export { LocalTransport, local, runCommand, runLocal, tryLocal, type LocalTransportOptions } from './local.ts';
 export { KnownHosts, fingerprint } from './known-hosts.ts';
 export {
   TransportError,

@@ -1,11 +1,13 @@
-// The same Transport over child_process on this machine: for `pin-hosts --local` on the jumpbox
-// and for tests. Commands run with /bin/sh -c; uploads are temp file + rename like the SSH ones.
+// Everything hardway runs on this machine, in one place: the local Transport (the jumpbox as a host:
+// `pin-hosts --local`, tests) and the local commands of the lab, multipass and download (ip, mount,
+// debootstrap, tar, apt-get...). Every command is built with `sh` (one quoting style) and runs
+// under /bin/sh -c; uploads are temp file + rename like the SSH ones.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { CommandError } from '../errors.ts';
-import { isCommand, type Command } from '../shell.ts';
+import { isCommand, sh, type Command } from '../shell.ts';
 import { CommandTimeoutError } from './errors.ts';
 import type { ExecOptions, ExecResult, Transport, UploadOptions, UploadSource } from './types.ts';
 import { assertTargetPath, parseOwnerIds, prepareCommand, tempPrefix } from './upload.ts';
@@ -31,37 +33,7 @@ export class LocalTransport implements Transport {
   /** Runs a command built with `sh` under /bin/sh -c; a non-zero exit code is returned, not thrown. */
   exec(cmd: Command, opts: ExecOptions = {}): Promise<ExecResult> {
     if (!isCommand(cmd)) return Promise.reject(new TypeError(`${this.machine}: exec takes a Command built with sh\`\`, got ${typeof cmd}`));
-    const timeoutMs = opts.timeoutMs ?? this.commandTimeoutMs;
-    return new Promise((resolve, reject) => {
-      // Its own process group, so a timeout kills the command's children too.
-      const child = spawn('/bin/sh', ['-c', cmd.text], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-      const out: Buffer[] = [];
-      const errOut: Buffer[] = [];
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-        reject(new CommandTimeoutError(this.machine, cmd.text, timeoutMs, Buffer.concat(errOut).toString('utf8')));
-      }, timeoutMs);
-      child.stdout.on('data', (d: Buffer) => out.push(d));
-      child.stderr.on('data', (d: Buffer) => errOut.push(d));
-      child.stdin.on('error', () => undefined); // a command that ignores stdin may close it early
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        reject(new CommandError(this.machine, cmd.text, null, e.message));
-      });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        if (timedOut) return;
-        const status = code ?? 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 127) : 127);
-        resolve({ code: status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(errOut).toString('utf8') });
-      });
-      child.stdin.end(opts.stdin ?? undefined);
-    });
+    return runCommand(cmd, { machine: this.machine, stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? this.commandTimeoutMs });
   }
 
   /** Writes a temp file beside the target (0600), sets owner and mode, fsyncs, renames it over the target. */
@@ -90,6 +62,82 @@ export class LocalTransport implements Transport {
 
   /** Nothing to close. */
   async close(): Promise<void> {}
+}
+
+/** How one local command runs. */
+export interface RunOptions {
+  /** How errors name this machine (default `local`). */
+  machine?: string;
+  stdin?: string | Buffer;
+  cwd?: string;
+  /** Kill the command (and its children: it gets a process group of its own) after this long; none by default. */
+  timeoutMs?: number;
+  /** Sees stdout as it comes (progress of a long command); it is collected all the same. */
+  onStdout?: (chunk: Buffer) => void;
+}
+
+/**
+ * Runs a command under /bin/sh -c and resolves with its exit code and output whatever the code. A
+ * command with a time limit gets its own process group, so the timeout kills its children too; one
+ * without (a lab boot, a Kubernetes build) stays in ours, so Ctrl-C reaches it.
+ */
+export function runCommand(cmd: Command, opts: RunOptions = {}): Promise<ExecResult> {
+  const machine = opts.machine ?? 'local';
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', cmd.text], { detached: opts.timeoutMs !== undefined, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const errOut: Buffer[] = [];
+    let timedOut = false;
+    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+      reject(new CommandTimeoutError(machine, cmd.text, opts.timeoutMs!, Buffer.concat(errOut).toString('utf8')));
+    }, opts.timeoutMs);
+    child.stdout.on('data', (d: Buffer) => {
+      out.push(d);
+      opts.onStdout?.(d);
+    });
+    child.stderr.on('data', (d: Buffer) => errOut.push(d));
+    child.stdin.on('error', () => undefined); // a command that ignores stdin may close it early
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new CommandError(machine, cmd.text, null, e.message));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) return;
+      const status = code ?? 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 127) : 127);
+      resolve({ code: status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(errOut).toString('utf8') });
+    });
+    child.stdin.end(opts.stdin ?? undefined);
+  });
+}
+
+type Interpolated = Parameters<typeof sh>[1];
+
+/** Runs a local command (a `sh` template) and returns its result whatever the exit code. */
+export function tryLocal(strings: TemplateStringsArray, ...values: Interpolated[]): Promise<ExecResult> {
+  return runCommand(sh(strings, ...values));
+}
+
+/** Runs a local command (a `sh` template); throws CommandError('local', command, code, stderr) when it fails; returns stdout. */
+export async function local(strings: TemplateStringsArray, ...values: Interpolated[]): Promise<string> {
+  return (await mustRun(sh(strings, ...values))).stdout;
+}
+
+/** Runs `cmd args...` (each quoted), in `cwd` if given; throws CommandError('local', ...) on a non-zero exit. */
+export function runLocal(cmd: string, args: readonly string[], opts: { cwd?: string } = {}): Promise<ExecResult> {
+  return mustRun(sh`${cmd} ${args}`, opts.cwd);
+}
+
+async function mustRun(cmd: Command, cwd?: string): Promise<ExecResult> {
+  const r = await runCommand(cmd, { cwd });
+  if (r.code !== 0) throw new CommandError('local', cmd.text, r.code, r.stderr, r.stdout);
+  return r;
 }
 
 async function writeFully(fh: FileHandle, chunk: Buffer): Promise<void> {

@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SshSettings } from '../../src/cluster-settings.ts';
 import { InputError } from '../../src/errors.ts';
 import { sh } from '../../src/shell.ts';
-import { AuthError, ConnectError, connectAll, openTransport, type TransportOptions } from '../../src/transport/index.ts';
+import { connectionPool } from '../../src/engine/connections.ts';
+import { AuthError, ConnectError, openTransport, type TransportOptions } from '../../src/transport/index.ts';
 import { KEYS, knownHostsLine, startTestServer, testMachine, type TestServer } from '../fixtures/ssh/test-server.ts';
 
 let dir: string;
@@ -133,22 +134,28 @@ describe('credentials', () => {
   });
 });
 
-describe('connectAll', () => {
-  it('connects every machine, records a failing one without stopping the others, and closes all', async () => {
+describe('the run\'s one pool (engine/connections.ts) over SSH', () => {
+  it('opens a machine once on first use, shares it, forgets a failed one so a later step retries, and closes all', async () => {
     server = await startTestServer({ sandbox: dir });
     writeFileSync(join(dir, 'known_hosts'), knownHostsLine(server.port));
-    const good = [testMachine('node-0'), testMachine('node-1')];
-    const pool = await connectAll(good, settings(server.port), options());
-    expect(pool.failures.size).toBe(0);
-    expect((await pool.get('node-1').exec(sh`echo one`)).stdout).toBe('one\n');
-    expect(server.stats.connections).toBe(2);
-    await pool.close();
-    await expect(pool.get('node-0').exec(sh`true`)).rejects.toThrow(/node-0: transport used after close/);
-
     const port = await closedPort();
-    const mixed = await connectAll([testMachine('node-2')], settings(port), options({ retry: { attempts: 1 } }));
-    expect(mixed.failures.get('node-2')).toBeInstanceOf(ConnectError);
-    await mixed.close();
+    let opened = 0;
+    const pool = connectionPool(async (host) => {
+      opened++;
+      if (!host.machine) throw new Error('no jumpbox in this test');
+      return openTransport(host.machine, settings(host.name === 'node-2' ? port : server!.port), options({ retry: { attempts: 1 } }));
+    });
+    const node0 = { name: 'node-0', machine: testMachine('node-0') };
+    expect((await (await pool.open(node0)).exec(sh`echo one`)).stdout).toBe('one\n');
+    expect(await pool.open(node0)).toBe(await pool.open(node0));
+    expect(server.stats.connections).toBe(1);
+    const node2 = { name: 'node-2', machine: testMachine('node-2') };
+    await expect(pool.open(node2)).rejects.toBeInstanceOf(ConnectError);
+    await expect(pool.open(node2)).rejects.toBeInstanceOf(ConnectError);
+    expect(opened).toBe(3);
+    const t = await pool.open(node0);
+    await pool.closeAll();
+    await expect(t.exec(sh`true`)).rejects.toThrow(/node-0: transport used after close/);
   });
 });
 

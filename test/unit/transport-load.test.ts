@@ -13,7 +13,7 @@ describe('transport modules', () => {
       'register();',
       `const t = await import(${JSON.stringify(resolve(ROOT, 'src/transport/index.ts'))});`,
       `await import(${JSON.stringify(resolve(ROOT, 'test/fixtures/ssh/test-server.ts'))});`,
-      "console.log(typeof t.openTransport, typeof t.connectAll, typeof t.LocalTransport, typeof t.HostKeyError);",
+      "console.log(typeof t.openTransport, typeof t.createTransport, typeof t.LocalTransport, typeof t.HostKeyError);",
     ].join('\n');
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
     expect(out.trim()).toBe('function function function function');

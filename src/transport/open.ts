@@ -1,5 +1,5 @@
-// Transports for a run: one SSH connection per machine, opened in parallel, sharing one
-// known_hosts, and closed together at the end.
+// Opening one machine's SSH transport from the inventory, cluster.yaml's ssh settings and
+// ~/.ssh/config. The run's one pool of connections is src/engine/connections.ts.
 import { homedir, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { SshSettings } from '../cluster-settings.ts';
@@ -7,7 +7,6 @@ import type { Machine } from '../inventory.ts';
 import type { RetryPolicy } from './connect.ts';
 import { resolveRoute } from './endpoint.ts';
 import { KnownHosts } from './known-hosts.ts';
-import { Semaphore } from './semaphore.ts';
 import { SshTransport } from './ssh.ts';
 
 /** How the engine wants machines reached; everything but `dir` has a default. */
@@ -37,44 +36,8 @@ export interface TransportOptions {
   maxChannels?: number;
   /** Backoff for connection failures (default 4 attempts, 500 ms doubling to at most 5 s). */
   retry?: Partial<RetryPolicy>;
-  /** Connections opened at once by connectAll (default 10). */
-  concurrency?: number;
   /** Receives connection events (retries, pins, reconnects); never commands' data or secrets. */
   log?: (line: string) => void;
-}
-
-/** Every machine's transport for one run. */
-export interface TransportPool {
-  /** The transport of a machine by hostname (connects on first use if connectAll could not). */
-  get(hostname: string): SshTransport;
-  /** Machines whose connection failed in connectAll, with the error (HostKeyError, AuthError, ConnectError...). */
-  readonly failures: Map<string, Error>;
-  readonly transports: SshTransport[];
-  /** Closes every connection. */
-  close(): Promise<void>;
-}
-
-/** Opens one connection per machine in parallel; a machine that fails is recorded in `failures`, not thrown. */
-export async function connectAll(machines: Machine[], ssh: SshSettings, opts: TransportOptions): Promise<TransportPool> {
-  const knownHosts = new KnownHosts(knownHostsPath(ssh, opts));
-  // Built up front: a bad identity file or ssh config is an input error for the whole run.
-  const transports = machines.map((m) => createTransport(m, ssh, opts, knownHosts));
-  const failures = new Map<string, Error>();
-  const gate = new Semaphore(opts.concurrency ?? 10);
-  await Promise.all(transports.map((t) => gate.run(() => t.connect().catch((e: Error) => void failures.set(t.machine, e)))));
-  const byName = new Map(transports.map((t) => [t.machine, t]));
-  return {
-    failures,
-    transports,
-    get(hostname) {
-      const t = byName.get(hostname);
-      if (!t) throw new RangeError(`no transport for machine ${hostname}`);
-      return t;
-    },
-    async close() {
-      await Promise.all(transports.map((t) => t.close()));
-    },
-  };
 }
 
 /** Opens one machine's connection; rejects with its HostKeyError, AuthError or ConnectError. */
