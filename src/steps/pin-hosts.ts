@@ -36,7 +36,7 @@ import { changesForFile } from '../engine/desired.ts';
 import type { FileFact, Facts } from '../engine/facts.ts';
 import type { Change, HostContext, ChangeStep, StepContext, VerifyContext } from '../engine/types.ts';
 import { cloudInitFacts, placeBlock, pinLoopbackName } from './pin-hosts-text.ts';
-import { resolveNames } from './support/names.ts';
+import { resolvedAddresses, resolveNames } from './support/names.ts';
 import { flagOption } from './options.ts';
 
 /** The pin-hosts step. */
@@ -113,9 +113,9 @@ async function planJumpbox(ctx: HostContext): Promise<Change[]> {
 /** Every machine's hostname and FQDN must resolve to its IP first, in one remote command. */
 async function checkNames(ctx: HostContext, inv: Inventory): Promise<void> {
   const names = inv.machines.flatMap((m) => [[m.hostname, m.ip], [m.fqdn, m.ip]] as const);
-  // One loop for every name: a probe per name costs several processes each on every machine.
+  // One command for every name: a probe per name costs several processes each on every machine.
   const { out } = await ctx.facts.probe({ out: resolveNames(names.map(([n]) => n)) });
-  const answers = new Map(out.stdout.split('\n').filter(Boolean).map((l) => [l.split(' ')[0]!, l.split(/\s+/)[1] ?? ''] as const));
+  const answers = resolvedAddresses(out.stdout);
   const wrong = names.flatMap(([n, ip]) => {
     const first = answers.get(n) ?? '';
     return first === ip ? [] : [`${n} -> ${first || 'nothing'} (want ${ip})`];

@@ -12,7 +12,7 @@ import { CONTROL_PLANE_SERVICES, WORKER_SERVICES } from './support/components.ts
 import { etcdHealthCommand } from './support/etcd.ts';
 import { inspect } from './support/inspect.ts';
 import { numberOption } from './options.ts';
-import { resolveNames } from './support/names.ts';
+import { resolvedAddresses, resolveNames } from './support/names.ts';
 import { placements } from './support/placements.ts';
 import { parseRoutes } from './support/routes.ts';
 
@@ -47,8 +47,7 @@ export const verifyStep: CheckStep = {
       const state = found.services.get(s)?.active;
       if (state !== 'active') problems.push(`service ${s} is ${state || 'unknown'}`);
     }
-    // getent may print more addresses of a name on lines of their own: each name's line comes first.
-    const first = new Map(p.names!.stdout.split('\n').map((l) => l.split(/\s+/)).filter(([n]) => names.includes(n!)).map(([n, ip]) => [n!, ip ?? '']));
+    const first = resolvedAddresses(p.names!.stdout);
     for (const m of inv.machines) {
       for (const n of [m.hostname, m.fqdn]) {
         const got = first.get(n);

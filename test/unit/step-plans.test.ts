@@ -6,6 +6,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { ensureCertificates } from '../../src/certs/ensure.ts';
 import { parseClusterSettings } from '../../src/cluster-settings.ts';
 import { writeEncryptionConfig } from '../../src/commands/encryption-config.ts';
@@ -21,7 +22,7 @@ import { cniStep } from '../../src/steps/cni.ts';
 import { containerdStep } from '../../src/steps/containerd.ts';
 import { distributeStep } from '../../src/steps/distribute.ts';
 import { kubeProxyStep } from '../../src/steps/kube-proxy.ts';
-import { kubeletRbacStep } from '../../src/steps/kubelet-rbac.ts';
+import { kubeletRbacStep, liveObjectsMatch, RBAC_MANIFEST } from '../../src/steps/kubelet-rbac.ts';
 import { kubeletStep } from '../../src/steps/kubelet.ts';
 import { routesStep } from '../../src/steps/routes.ts';
 import { workerOsStep } from '../../src/steps/worker-os.ts';
@@ -106,5 +107,23 @@ describe('every step plans from facts: fresh machine -> its changes, converged m
     t.planning = true;
     await expect(t.upload('/etc/x', { data: Buffer.from('x') }, { mode: 0o644 })).rejects.toThrow(FakeMachineError);
     await expect(t.exec({ text: 'systemctl restart kubelet' } as never)).rejects.toThrow(/not a read/);
+  });
+});
+
+describe('kubelet-rbac compares the live objects field by field', () => {
+  const live = (edit: (items: Record<string, any>[]) => void = () => {}) => {
+    const items = parseAllDocuments(RBAC_MANIFEST).map((d) => d.toJSON());
+    items[0].metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'] = '{}';
+    edit(items);
+    return JSON.stringify({ kind: 'List', items });
+  };
+  it('finds nothing to do when both objects hold every field of the manifest (extra fields the API adds are fine)', () => {
+    expect(liveObjectsMatch(live())).toBe(true);
+  });
+  it('applies when an object is missing, a rule differs or a subject was added', () => {
+    expect(liveObjectsMatch('')).toBe(false);
+    expect(liveObjectsMatch(live((i) => i.pop()))).toBe(false);
+    expect(liveObjectsMatch(live((i) => (i[0].rules[0].verbs = ['get'])))).toBe(false);
+    expect(liveObjectsMatch(live((i) => i[1].subjects.push({ kind: 'User', name: 'mallory' })))).toBe(false);
   });
 });

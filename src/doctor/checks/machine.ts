@@ -5,6 +5,7 @@ import { WORKER } from '../../layout.ts';
 import { hostsBlock } from '../../render/hosts.ts';
 import { cloudInitFacts } from '../../steps/pin-hosts-text.ts';
 import { parseServiceStates } from '../../steps/support/inspect.ts';
+import { resolvedAddresses } from '../../steps/support/names.ts';
 import { hardwayFix, serviceFix, unreachableFix, workerStepFix } from '../fixes.ts';
 import { servicesOf } from '../probes.ts';
 import type { Check, DoctorContext, Finding, MachineEvidence } from '../types.ts';
@@ -64,7 +65,7 @@ export function parseJournals(text: string): Map<string, string[]> {
 /** Names that do not resolve to their machine, and a cloud-init template that lost hardway's block. */
 export function nameFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
   const inv = ctx.inventory;
-  const first = new Map((ev.probes.names?.stdout ?? '').split('\n').map((l) => l.trim().split(/\s+/)).map(([n, ip]) => [n!, ip ?? '']));
+  const first = resolvedAddresses(ev.probes.names?.stdout ?? '');
   const wrong = inv.machines.flatMap((x) => [x.hostname, x.fqdn].map((n) => ({ n, want: x.ip, got: first.get(n) ?? '' }))).filter((r) => r.got !== r.want);
   const template = templateState(ctx, ev);
   if (wrong.length === 0 && template.ok) return [];
