@@ -4,9 +4,12 @@
 #  `R path` -> `F mode owner size base64` (`-` instead of base64 if larger than $read_limit) | N | D | E
 #  `H sha256 path` -> `K` (remembered in the SHA cache for the file as it is now) | `N`
 #  `C base64(cmd)` or `c cmd` (a one-line command as it is) -> `code ANSWER`, where ANSWER is
-#  `:text` for stdout `text\n`, `;text` for stdout `text` (one line, no newline), else base64(stdout).
+#  `:text` for stdout `text\n`, `;text` for stdout `text` (one line, no newline); stdout of several
+#  lines follows as it is, after `code +` (it ends with a newline) or `code -` (it does not, and
+#  one is added), up to the line $end (a random line the caller sets per batch), so no encoding
+#  process runs for it.
 # The command runs in a subshell (eval: no new sh to start) with stdin and stderr closed.
-# Set by the caller before this text: cache (the SHA cache file), write (non-empty: the run may
+# Set by the caller before this text: end (the line closing a multi-line answer), cache (the SHA cache file), write (non-empty: the run may
 # write the cache), fast_min (bytes from which a file is hashed by openssl when it works),
 # read_limit (largest file read back), abc_sha256 (SHA-256 of "abc", to test openssl with).
 # A run asks a few hundred of these, so each costs as few processes as it can: all S, R and H
@@ -121,10 +124,13 @@ while [ $i -lt $n ]; do
     else echo N; fi ;;
   c|C)
     if [ "$op" = C ]; then cmd=$(printf '%s' "$arg" | base64 -d); else cmd=$arg; fi
-    out=$( (eval "$cmd") </dev/null 2>/dev/null; r=$?; echo .; exit $r); code=$?
+    # One subshell: the EXIT trap keeps stdout's trailing newlines (the `.`) and the exit code
+    # even when the command itself calls exit.
+    out=$(trap 'r=$?; echo .; exit $r' EXIT; eval "$cmd" </dev/null 2>/dev/null); code=$?
     out=${out%.}
     case $out in
-    *"$nl"*"$nl"|*"$nl"?*) printf '%s %s\n' "$code" "$(printf '%s' "$out" | base64 -w0)" ;;
+    *"$nl"*"$nl") printf '%s +\n%s%s\n' "$code" "$out" "$end" ;;
+    *"$nl"?*) printf '%s -\n%s\n%s\n' "$code" "$out" "$end" ;;
     *"$nl") printf '%s :%s\n' "$code" "${out%"$nl"}" ;;
     *) printf '%s ;%s\n' "$code" "$out" ;;
     esac ;;

@@ -1,6 +1,7 @@
 // Facts: read-only questions to a machine, answered in ONE remote command per batch. Requests go
 // on stdin (one per line) to a constant script, so the command line stays short whatever the
 // number of files, and a fake transport can answer the same protocol in unit tests.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { joinCommands, sh, shellProgram, type Command } from '../shell.ts';
@@ -81,7 +82,9 @@ export interface Facts {
 export function createFacts(transport: Transport, log: (line: string) => void = () => {}, opts: { cacheWrites?: boolean; cacheFile?: string } = {}): Facts {
   // The script's settings (see its header), then the script itself.
   const settings = sh`cache=${opts.cacheFile ?? SHA_CACHE}; fast_min=${FAST_HASH_MIN}; read_limit=${READ_LIMIT}; abc_sha256=${SHA256_ABC};`;
-  const script = joinCommands([opts.cacheWrites ? sh`${settings} write=1;` : sh`${settings} write=;`, FACTS_SCRIPT], ' ');
+  // The line that closes a multi-line answer: random per run, so no probe's output holds it.
+  const end = `--hardway-facts-end-${randomBytes(12).toString('hex')}`;
+  const script = joinCommands([opts.cacheWrites ? sh`${settings} end=${end}; write=1;` : sh`${settings} end=${end}; write=;`, FACTS_SCRIPT], ' ');
   const remembered: FactRequest[] = [];
   const batch = async (asked: FactRequest[]): Promise<Array<FileFact | ProbeResult>> => {
     if (asked.length === 0) return [];
@@ -90,28 +93,44 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
     const stdin = requests.map(encodeRequest).join('\n') + '\n';
     const r = await transport.exec(script, { stdin, logAs: `facts: ${requests.length} request(s)` });
     const lines = r.stdout.split('\n');
-    if (r.code !== 0 || lines.length < requests.length) {
-      throw new Error(`${transport.machine}: reading facts failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
-    }
-    const answers = requests.map((req, i) => {
-      const answer = decodeAnswer(req, lines[i]!);
+    const short = () => new Error(`${transport.machine}: reading facts failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
+    if (r.code !== 0 || lines.length < requests.length) throw short();
+    let at = 0;
+    const answers = requests.map((req) => {
+      if (at >= lines.length) throw short();
+      const line = lines[at++]!;
+      // A multi-line probe answer: its lines as they are, up to the end line.
+      const last = req.op === 'C' && /^\d+ [+-]$/.test(line) ? lines.indexOf(end, at) : -1;
+      let answer: FileFact | ProbeResult;
+      if (last >= 0) {
+        answer = { code: Number(line.slice(0, -2)), stdout: lines.slice(at, last).join('\n') + (line.endsWith('+') ? '\n' : '') };
+        at = last + 1;
+      } else {
+        answer = decodeAnswer(req, line);
+      }
       log(describeAnswer(req, answer));
       return answer;
     });
     return answers.slice(requests.length - asked.length);
   };
+  const query: Facts['query'] = async (cmd, opts) => {
+    const r = await transport.exec(cmd, opts);
+    log(`query (exit ${r.code}): ${cmd.text}`);
+    return r;
+  };
+  return factsFrom(batch, query, (path, sha256) => void remembered.push({ op: 'H', path, sha256 }));
+}
+
+/** The Facts helpers (stat, read, probe) over one batch function. */
+export function factsFrom(batch: Facts['batch'], query: Facts['query'], remember: Facts['remember']): Facts {
   const files = async (op: 'S' | 'R', paths: string[]) => {
     const answers = await batch(paths.map((path) => ({ op, path })));
     return new Map(answers.map((a) => [(a as FileFact).path, a as FileFact]));
   };
   return {
     batch,
-    async query(cmd, opts) {
-      const r = await transport.exec(cmd, opts);
-      log(`query (exit ${r.code}): ${cmd.text}`);
-      return r;
-    },
-    remember: (path, sha256) => void remembered.push({ op: 'H', path, sha256 }),
+    query,
+    remember,
     stat: (paths) => files('S', paths),
     read: (paths) => files('R', paths),
     async probe(cmds) {

@@ -30,8 +30,11 @@ export interface HostOutcome {
   untouched?: boolean;
 }
 
-/** Runs one step on one host and never throws: failures become a `failed` result with the reason. */
-export async function runStepOnHost(step: Step, target: Target, inventory: Inventory, options: StepOptions, deps: EngineDeps): Promise<HostOutcome> {
+/**
+ * Runs one step on one host and never throws: failures become a `failed` result with the reason.
+ * `settled`: the at-once plan (plan-at-once.ts) found nothing to change anywhere, so the plan is empty.
+ */
+export async function runStepOnHost(step: Step, target: Target, inventory: Inventory, options: StepOptions, deps: EngineDeps, settled = false): Promise<HostOutcome> {
   const { runLog, redactor } = deps;
   const { host, work } = target;
   const log = deps.logger.host(host.name);
@@ -58,7 +61,7 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
       return result('unchanged');
     }
 
-    const changes = await work.plan(ctx);
+    const changes = settled ? [] : await work.plan(ctx);
     registerSecrets(changes, redactor);
     runLog.write(`${step.name}: plan has ${changes.length} change(s)` + changes.map((c) => `\n  ${describeChange(c)}`).join(''), host.name);
     if (options.dryRun) {

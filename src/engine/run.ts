@@ -9,6 +9,7 @@ import { Semaphore } from '../transport/semaphore.ts';
 import { runStepOnHost, type EngineDeps } from './host-run.ts';
 import { targetsOf, type Target } from './targets.ts';
 import { summarize } from '../ui/summary.ts';
+import { planAtOnce } from './plan-at-once.ts';
 
 /** What to run: the steps in order, the inventory, the machines chosen with --node, the options. */
 export interface RunRequest {
@@ -35,6 +36,8 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
   const slots = new Semaphore(req.options.concurrency);
   const shown = new InOrderReporter(deps.reporter);
   let stoppedBy: string | undefined;
+  // A converged cluster's rerun: every plan, asked at once, is empty, and the steps reuse them.
+  const atOnce = await planAtOnce(req.steps, req.inventory, req.selected, req.options, deps);
 
   const runStep = async (i: number) => {
     const step = req.steps[i]!;
@@ -52,7 +55,7 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     reporter.stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
     const untouched = new Set<string>();
     const outcomes = await Promise.all(runnable.map((target) => slots.run(async () => {
-      const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps);
+      const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, atOnce.settled);
       reporter.hostFinished(step, outcome.result, outcome.details);
       if (outcome.untouched) untouched.add(target.host.name);
       return outcome.result;
@@ -68,7 +71,10 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     if (outcomes.some((r) => r.status === 'failed') && !req.options.keepGoing) stoppedBy = step.name;
   };
 
-  for (const lanes of req.lanes ?? req.steps.map((_, i) => [[i]])) {
+  // Settled, no step changes anything: what is left (the steps' verify and the checks) only
+  // reads the machines as they are, so every step goes at once.
+  const segments = atOnce.settled ? [req.steps.map((_, i) => [i])] : req.lanes ?? req.steps.map((_, i) => [[i]]);
+  for (const lanes of segments) {
     await Promise.all(lanes.map(async (lane) => {
       for (const i of lane) await runStep(i);
     }));

@@ -22,7 +22,8 @@ export const workerOsStep: ChangeStep = {
     const { inventory, machine, facts } = ctx;
     const { files } = renderedFor(inventory, machine, 'worker-os');
     const found = await inspect(facts, files.map((f) => f.path), [], {
-      packages: sh`for p in ${WORKER_PACKAGES}; do dpkg-query -W -f='\${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done`,
+      // One dpkg-query for every package (one it does not know is left out of its answer).
+      packages: sh`dpkg-query -W -f='\${Package} \${Status}\\n' ${WORKER_PACKAGES} 2>/dev/null`,
       swap: sh`swapon --noheadings --show=NAME 2>/dev/null`,
       fstab: sh`grep -Ec '^[[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]]' /etc/fstab 2>/dev/null`,
       swapTarget: sh`systemctl is-enabled swap.target 2>/dev/null`,
@@ -31,7 +32,8 @@ export const workerOsStep: ChangeStep = {
     });
     const p = found.probes as Record<'packages' | 'swap' | 'fstab' | 'swapTarget' | 'bridge' | 'sysctls', ProbeResult>;
     const changes: Change[] = [];
-    const missing = p.packages.stdout.split('\n').filter(Boolean);
+    const installed = new Set(p.packages.stdout.split('\n').filter((l) => / ok installed$/.test(l)).map((l) => l.split(' ')[0]));
+    const missing = WORKER_PACKAGES.filter((pkg) => !installed.has(pkg));
     if (missing.length > 0) {
       changes.push({
         kind: 'exec',

@@ -1,0 +1,75 @@
+// The at-once plan (src/engine/plan-at-once.ts): a rerun on converged machines asks each machine
+// for every step's facts in one round trip and reuses the empty plans; anything else plans step by
+// step exactly as before.
+import { describe, expect, it } from 'vitest';
+import { fileChanges } from '../../src/engine/desired.ts';
+import type { Step } from '../../src/engine/types.ts';
+import { sh } from '../../src/shell.ts';
+import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
+
+const fileStep = (name: string, path: string): Step => ({
+  name,
+  title: `Write ${path}`,
+  targets: (inv) => inv.machines,
+  plan: (ctx) => fileChanges(ctx.facts, [{ path, content: Buffer.from(`${name} on ${ctx.machine.hostname}\n`), mode: 0o644 }]),
+});
+const steps = [fileStep('a', '/etc/a.conf'), fileStep('b', '/etc/b.conf'), fileStep('c', '/etc/c.conf')];
+const batches = (fakes: ReturnType<typeof fakeCluster>) => [...fakes.values()].map((f) => f.factBatches);
+const reset = (fakes: ReturnType<typeof fakeCluster>) => {
+  for (const f of fakes.values()) {
+    f.factBatches = 0;
+    f.commands.length = 0;
+  }
+};
+
+describe('planning every step at once', () => {
+  it('a rerun on converged machines takes one round trip per machine for all three steps, and changes nothing', async () => {
+    const inv = inventoryOf();
+    const fakes = fakeCluster(inv);
+    expect((await runEngine(steps, inv, fakes)).result).toMatchObject({ ok: true, changed: 9 });
+    reset(fakes);
+    const again = await runEngine(steps, inv, fakes);
+    expect(again.result).toMatchObject({ ok: true, changed: 0 });
+    expect(again.result.results).toHaveLength(9);
+    expect(batches(fakes)).toEqual([1, 1, 1]);
+    // Each file was asked about once, in the one batch.
+    for (const f of fakes.values()) expect(f.commands.filter((c) => c.startsWith('facts: S /etc/')).sort()).toEqual(['facts: S /etc/a.conf', 'facts: S /etc/b.conf', 'facts: S /etc/c.conf']);
+  });
+
+  it('one difference anywhere: the steps plan one by one and fix it, as without the at-once plan', async () => {
+    const inv = inventoryOf();
+    const fakes = fakeCluster(inv);
+    await runEngine(steps, inv, fakes);
+    fakes.get('node-1')!.files.get('/etc/c.conf')!.content = Buffer.from('changed by hand\n');
+    reset(fakes);
+    const again = await runEngine(steps, inv, fakes);
+    expect(again.result).toMatchObject({ ok: true, changed: 1 });
+    expect(again.result.results.filter((r) => r.status === 'changed').map((r) => `${r.step}@${r.machine}`)).toEqual(['c@node-1']);
+    expect(fakes.get('node-1')!.text('/etc/c.conf')).toBe('c on node-1\n');
+    // The at-once round, then each step's own plan (and node-1's re-plan of c).
+    expect(fakes.get('node-0')!.factBatches).toBe(1 + 3);
+    expect(fakes.get('node-1')!.factBatches).toBe(1 + 3 + 1);
+  });
+
+  it('a plan that needs a command of its own (a wait) makes the steps plan one by one', async () => {
+    const inv = inventoryOf();
+    const fakes = fakeCluster(inv);
+    for (const f of fakes.values()) f.handlers.push([/^wait-for-it$/, () => ({ code: 0, stdout: '', stderr: '' })]);
+    const waits: Step = { name: 'waits', title: 'Wait', targets: (inv) => inv.machines, plan: async (ctx) => (await ctx.facts.query(sh`wait-for-it`), []) };
+    await runEngine(steps, inv, fakes);
+    reset(fakes);
+    const again = await runEngine([...steps, waits], inv, fakes);
+    expect(again.result).toMatchObject({ ok: true, changed: 0 });
+    expect(batches(fakes)).toEqual([1 + 3, 1 + 3, 1 + 3]);
+    for (const f of fakes.values()) expect(f.commands.filter((c) => c === 'wait-for-it')).toHaveLength(1);
+  });
+
+  it('a single step is planned only once', async () => {
+    const inv = inventoryOf();
+    const fakes = fakeCluster(inv);
+    await runEngine([steps[0]!], inv, fakes);
+    reset(fakes);
+    await runEngine([steps[0]!], inv, fakes);
+    expect(batches(fakes)).toEqual([1, 1, 1]);
+  });
+});
