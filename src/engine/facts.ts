@@ -53,8 +53,18 @@ const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f200
  */
 export const FACTS_SCRIPT: Command = shellProgram(readFileSync(fileURLToPath(new URL('../../src/engine/facts.sh', import.meta.url)), 'utf8'));
 
+/**
+ * A probe that several plans asking at once may share: its command for the union of their items
+ * answers each of them (e.g. one `systemctl show` for every step's services).
+ */
+export interface MergeableProbe {
+  key: string;
+  items: readonly string[];
+  build(items: readonly string[]): Command;
+}
+
 /** One request of a batch. */
-export type FactRequest = { op: 'S' | 'R'; path: string } | { op: 'C'; cmd: Command } | { op: 'H'; path: string; sha256: string };
+export type FactRequest = { op: 'S' | 'R'; path: string } | { op: 'C'; cmd: Command; merge?: MergeableProbe } | { op: 'H'; path: string; sha256: string };
 
 /** Read-only helpers bound to one machine's transport. */
 export interface Facts {

@@ -29,11 +29,11 @@ export function staleBridgeAddresses(ipAddrOutput: string, podSubnet: string): s
 export const cniStep: ChangeStep = {
   ...installStep,
   async plan(ctx: StepContext): Promise<Change[]> {
-    const changes = await installStep.plan(ctx);
     // After a pod subnet change the bridge keeps the old gateway address, and the bridge plugin
     // then refuses every new pod ("cni0 already has an IP address different from ..."). Removing
-    // the stale address lets the plugin put the new gateway on the bridge at the next pod.
-    const p = await ctx.facts.probe({ addrs: sh`ip -4 -o addr show dev ${CNI_BRIDGE} 2>/dev/null` });
+    // the stale address lets the plugin put the new gateway on the bridge at the next pod. Asked
+    // alongside the install plan's facts, not after them.
+    const [changes, p] = await Promise.all([installStep.plan(ctx), ctx.facts.probe({ addrs: sh`ip -4 -o addr show dev ${CNI_BRIDGE} 2>/dev/null` })]);
     for (const addr of staleBridgeAddresses(p.addrs.stdout, ctx.machine.podSubnet ?? '')) {
       changes.push({
         kind: 'exec',

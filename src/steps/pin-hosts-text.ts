@@ -63,6 +63,9 @@ const FAMILIES: Record<string, string[]> = {
   freebsd: ['freebsd', 'dragonfly'],
 };
 
+/** Every template family cloud-init may use (hosts.<family>.tmpl). */
+export const TEMPLATE_FAMILIES = Object.keys(FAMILIES);
+
 /** Reads the distro (cloud.cfg `distro:`, else os-release ID, then ID_LIKE) and manage_etc_hosts. */
 export function cloudInitFacts(cloudCfg: string, osRelease: string): CloudInitConfig {
   const field = (key: string) => new RegExp(`^${key}=["']?([^"'\\n]*)`, 'm').exec(osRelease)?.[1]?.trim();

@@ -35,7 +35,7 @@ import { sh } from '../shell.ts';
 import { changesForFile } from '../engine/desired.ts';
 import type { FileFact, Facts } from '../engine/facts.ts';
 import type { Change, HostContext, ChangeStep, StepContext, VerifyContext } from '../engine/types.ts';
-import { cloudInitFacts, placeBlock, pinLoopbackName } from './pin-hosts-text.ts';
+import { cloudInitFacts, placeBlock, pinLoopbackName, TEMPLATE_FAMILIES } from './pin-hosts-text.ts';
 import { resolvedAddresses, resolveNames } from './support/names.ts';
 import { flagOption } from './options.ts';
 
@@ -73,7 +73,7 @@ async function planMachine(ctx: StepContext): Promise<Change[]> {
 
   if (ci.present) {
     const tmplPath = ANY.cloudHostsTemplate(ci.family);
-    const tmpl = (await facts.read([tmplPath])).get(tmplPath)!;
+    const tmpl = ci.files.get(tmplPath) ?? (await facts.read([tmplPath])).get(tmplPath)!;
     if (tmpl.exists && !tmpl.notFile) {
       const want = placeBlock(text(tmpl), block, HOSTS_MARKERS);
       changes.push(...fileChange(tmplPath, want, tmpl, tmpl.mode! & 0o7777, tmpl.owner!));
@@ -135,7 +135,9 @@ interface CloudInitState {
 
 /** Everything the plan needs but the template, in one round trip. */
 async function readCloudInit(facts: Facts): Promise<CloudInitState> {
-  const paths = [ANY.hosts, ANY.hostname, '/etc/os-release'];
+  // Every family's hosts template too: the family is known only from these answers, and reading
+  // a template that is not there costs the machine no process (one round trip, not two).
+  const paths = [ANY.hosts, ANY.hostname, '/etc/os-release', ...TEMPLATE_FAMILIES.map(ANY.cloudHostsTemplate)];
   const cmds = {
     hostname: sh`hostname`,
     hostnamectl: sh`command -v hostnamectl >/dev/null && test -d /run/systemd/system`,

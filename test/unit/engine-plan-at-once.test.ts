@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { fileChanges } from '../../src/engine/desired.ts';
 import type { Step } from '../../src/engine/types.ts';
 import { sh } from '../../src/shell.ts';
+import { inspect } from '../../src/steps/support/inspect.ts';
 import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
 
 const fileStep = (name: string, path: string): Step => ({
@@ -71,5 +72,24 @@ describe('planning every step at once', () => {
     reset(fakes);
     await runEngine([steps[0]!], inv, fakes);
     expect(batches(fakes)).toEqual([1, 1, 1]);
+  });
+
+  it("asks systemd once for every step's services", async () => {
+    const inv = inventoryOf();
+    const fakes = fakeCluster(inv);
+    const shown: string[] = [];
+    for (const f of fakes.values()) {
+      f.handlers.push([/^systemctl show -p Id (?:-p \S+ )*(.+?); for s in /, (m) => {
+        shown.push(`${f.machine}: ${m[1]}`);
+        return { code: 0, stdout: m[1]!.split(' ').map((id) => `Id=${id}\nUnitFileState=enabled\nActiveState=active\nLoadState=loaded\n`).join('\n'), stderr: '' };
+      }]);
+    }
+    const wants = (name: string, service: string): Step => ({
+      name, title: name, targets: (inv) => inv.machines,
+      plan: async (ctx) => ((await inspect(ctx.facts, [], [service])).services.get(service)?.active === 'active' ? [] : [{ kind: 'exec', cmd: sh`systemctl start ${service}`, reason: 'down' }]),
+    });
+    const r = await runEngine([wants('one', 'etcd'), wants('two', 'kubelet')], inv, fakes);
+    expect(r.result).toMatchObject({ ok: true, changed: 0 });
+    expect(shown.sort()).toEqual(['node-0: etcd.service kubelet.service', 'node-1: etcd.service kubelet.service', 'server: etcd.service kubelet.service']);
   });
 });

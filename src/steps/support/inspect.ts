@@ -1,7 +1,7 @@
 // One round trip per step and machine: the files a step manages (SHA-256, mode, owner), the state
 // of its services, and any other read-only probe it needs, asked in one facts batch.
 import { changesForFile, type DesiredFile } from '../../engine/desired.ts';
-import type { Facts, FileFact, ProbeResult } from '../../engine/facts.ts';
+import type { FactRequest, Facts, FileFact, ProbeResult } from '../../engine/facts.ts';
 import type { Change } from '../../engine/types.ts';
 import { sh, type Command } from '../../shell.ts';
 import { ANY } from '../../layout.ts';
@@ -28,13 +28,14 @@ export interface ServiceState {
 /** Stats `paths`, reads the state of `services` and runs `probes`, all in one remote command. */
 export async function inspect(facts: Facts, paths: string[], services: readonly string[] = [], probes: Record<string, Command> = {}): Promise<Inspection> {
   const keys = Object.keys(probes);
-  const extra: Command[] = [...(services.length ? [serviceStatesCommand(services)] : []), ...keys.map((k) => probes[k]!)];
-  const answers = await facts.batch([...paths.map((path) => ({ op: 'S' as const, path })), ...extra.map((cmd) => ({ op: 'C' as const, cmd }))]);
+  // The service states may be answered together with other steps' (plans asked at once).
+  const states: FactRequest[] = services.length ? [{ op: 'C', cmd: serviceStatesCommand(services), merge: { key: 'service-states', items: services, build: serviceStatesCommand } }] : [];
+  const answers = await facts.batch([...paths.map((path) => ({ op: 'S' as const, path })), ...states, ...keys.map((k) => ({ op: 'C' as const, cmd: probes[k]! }))]);
   const files = new Map(paths.map((p, i) => [p, answers[i] as FileFact]));
   let next = paths.length;
-  const states = services.length ? parseServiceStates((answers[next++] as ProbeResult).stdout) : new Map<string, ServiceState>();
+  const serviceStates = services.length ? parseServiceStates((answers[next++] as ProbeResult).stdout) : new Map<string, ServiceState>();
   const results = Object.fromEntries(keys.map((k) => [k, answers[next++] as ProbeResult]));
-  return { files, services: states, probes: results };
+  return { files, services: serviceStates, probes: results };
 }
 
 /** The changes that make every desired file right, given an inspection that stat'ed them. */
