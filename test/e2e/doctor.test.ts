@@ -127,7 +127,9 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
     it(`${s.name}: doctor names ${s.doctor.check} on ${NODE[s.name]} first; exactly its fix makes doctor exit 0 again`, async () => {
       const l = lab();
       const node = NODE[s.name]!;
-      expect(await nodes(l)).toEqual(READY);
+      // The scenario before may have ended on a node the kubelet is about to report NotReady again
+      // (a containerd restart reaches its runtime check seconds later): start from a Ready cluster.
+      await eventually(async () => expect(await nodes(l)).toEqual(READY), 120);
       let trap: (() => Promise<void>) | undefined;
       if (s.name === 'mirror-missing') trap = await mirrorTrap(l, node);
       const broke = Date.now();
