@@ -10,22 +10,25 @@ export type TransportFactory = (host: Host) => Promise<Transport>;
 
 /** The run's open connections. */
 export interface ConnectionPool {
-  /** The host's transport, opened on first use. */
-  open(host: Host): Promise<Transport>;
+  /**
+   * The host's transport, opened on first use. `keepFailure`: a connection that fails stays failed
+   * for the rest of the run (later opens fail at once instead of waiting through the retries again).
+   */
+  open(host: Host, opts?: { keepFailure?: boolean }): Promise<Transport>;
   /** Closes every connection that was opened; errors while closing are ignored. */
   closeAll(): Promise<void>;
 }
 
-/** A pool that connects on first use; a failed connection is forgotten so a later step may retry. */
+/** A pool that connects on first use; a failed connection is forgotten (unless kept) so a later step may retry. */
 export function connectionPool(factory: TransportFactory): ConnectionPool {
   const open = new Map<string, Promise<Transport>>();
   return {
-    open(host) {
+    open(host, opts = {}) {
       let p = open.get(host.name);
       if (!p) {
         p = Promise.resolve().then(() => factory(host));
         open.set(host.name, p);
-        p.catch(() => open.delete(host.name));
+        if (!opts.keepFailure) p.catch(() => open.delete(host.name));
       }
       return p;
     },

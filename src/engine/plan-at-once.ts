@@ -38,7 +38,9 @@ export async function planAtOnce(steps: Step[], inventory: Inventory, selected: 
     try {
       const log = deps.logger.host(host.name);
       const debug = options.verbose ? (h: string, line: string) => deps.logger.host(h).debug(line) : undefined;
-      const transport = loggedTransport(await deps.pool.open(host), { log: deps.runLog, debug }, host.name);
+      // A machine that cannot be reached is reported by the first step, at once: not after a second
+      // round of connection retries.
+      const transport = loggedTransport(await deps.pool.open(host, { keepFailure: true }), { log: deps.runLog, debug }, host.name);
       const facts = coalescedFacts(createFacts(transport, (line) => log.debug(line), { cacheWrites: !options.dryRun }));
       // Every plan settles before the host is done, so no request of this round outlives it.
       const plans = await Promise.allSettled(works.map((w) => w.plan({ host: host.name, inventory, facts, options, log })));

@@ -92,4 +92,15 @@ describe('planning every step at once', () => {
     expect(r.result).toMatchObject({ ok: true, changed: 0 });
     expect(shown.sort()).toEqual(['node-0: etcd.service kubelet.service', 'node-1: etcd.service kubelet.service', 'server: etcd.service kubelet.service']);
   });
+
+  it('a machine that cannot be reached is tried once, and the first step reports it', async () => {
+    const inv = inventoryOf();
+    const fakes = fakeCluster(inv);
+    await runEngine(steps, inv, fakes);
+    let tries = 0;
+    Object.defineProperty(fakes.get('node-1')!, 'execError', { get: () => (tries++, new Error('node-1: connection refused')) });
+    const again = await runEngine(steps, inv, fakes);
+    expect(tries).toBe(1);
+    expect(again.result.results.filter((r) => r.status === 'failed').map((r) => `${r.step}@${r.machine}: ${r.error}`)).toEqual(['a@node-1: node-1: connection refused']);
+  });
 });

@@ -60,7 +60,8 @@ export function fakeFactory(fakes: Map<string, FakeTransport>, jumpbox?: FakeTra
   return async (host) => {
     const t = host.machine ? fakes.get(host.machine.hostname) : jumpbox;
     if (!t) throw new Error(`no fake transport for ${host.name}`);
-    if (t.execError) throw t.execError;
+    const unreachable = t.execError;
+    if (unreachable) throw unreachable;
     return t;
   };
 }
