@@ -6,11 +6,12 @@ import type { Redactor } from '../ui/redact.ts';
 import type { Logger } from '../ui/logger.ts';
 import type { ConnectionPool } from './connections.ts';
 import type { RunLog } from './run-log.ts';
-import type { Change, HostContext, HostResult, Step, StepOptions } from './types.ts';
+import type { Change, Host, HostContext, HostResult, Step, StepOptions } from './types.ts';
+import type { Transport } from '../transport/types.ts';
 import type { Target } from './targets.ts';
 import { applyChange, describeChange } from './apply.ts';
 import { mapLimit } from './fanout.ts';
-import { createFacts, FAST_HASH_MIN } from './facts.ts';
+import { createFacts, FAST_HASH_MIN, type Facts } from './facts.ts';
 import { loggedTransport } from './logged-transport.ts';
 import { changeLines, planLines } from './describe.ts';
 
@@ -47,10 +48,7 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
   try {
     // Checks and actions do nothing under --dry-run (see their kinds): no connection either.
     if (options.dryRun && work.kind !== 'change') return result('unchanged');
-    const debug = options.verbose ? (h: string, line: string) => deps.logger.host(h).debug(line) : undefined;
-    const transport = loggedTransport(await deps.pool.open(host), { log: runLog, debug }, host.name);
-    // Fact reads land in the run log; with -v they are shown too.
-    const facts = createFacts(transport, (line) => log.debug(line), { cacheWrites: !options.dryRun });
+    const { transport, facts } = await openHost(host, options, deps);
     const ctx: HostContext = { host: host.name, inventory, facts, options, log };
     if (work.kind === 'check') {
       await work.check(ctx);
@@ -100,6 +98,17 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
     runLog.write(`${step.name} failed: ${(e as Error)?.stack ?? message}`, host.name);
     return { ...result('failed', message), untouched: e instanceof PreconditionError && applied === 0 };
   }
+}
+
+/**
+ * The host's logged transport and its facts: every command lands in the run log, fact reads too
+ * (with -v they are shown). `keepFailure`: see ConnectionPool.open.
+ */
+export async function openHost(host: Host, options: StepOptions, deps: EngineDeps, opts: { keepFailure?: boolean } = {}): Promise<{ transport: Transport; facts: Facts }> {
+  const log = deps.logger.host(host.name);
+  const debug = options.verbose ? (h: string, line: string) => deps.logger.host(h).debug(line) : undefined;
+  const transport = loggedTransport(await deps.pool.open(host, opts), { log: deps.runLog, debug }, host.name);
+  return { transport, facts: createFacts(transport, (line) => log.debug(line), { cacheWrites: !options.dryRun }) };
 }
 
 /** Uploads a machine takes at once (below the transport's channel cap). */

@@ -7,9 +7,7 @@
 import type { Inventory, Machine } from '../inventory.ts';
 import { Semaphore } from '../transport/semaphore.ts';
 import { coalescedFacts } from './coalesced-facts.ts';
-import { createFacts } from './facts.ts';
-import type { EngineDeps } from './host-run.ts';
-import { loggedTransport } from './logged-transport.ts';
+import { openHost, type EngineDeps } from './host-run.ts';
 import { targetsOf, type ChangeWork } from './targets.ts';
 import type { Host, Step, StepOptions } from './types.ts';
 
@@ -37,11 +35,9 @@ export async function planAtOnce(steps: Step[], inventory: Inventory, selected: 
     if (why !== undefined) return; // another host has work already: the steps plan one by one
     try {
       const log = deps.logger.host(host.name);
-      const debug = options.verbose ? (h: string, line: string) => deps.logger.host(h).debug(line) : undefined;
       // A machine that cannot be reached is reported by the first step, at once: not after a second
       // round of connection retries.
-      const transport = loggedTransport(await deps.pool.open(host, { keepFailure: true }), { log: deps.runLog, debug }, host.name);
-      const facts = coalescedFacts(createFacts(transport, (line) => log.debug(line), { cacheWrites: !options.dryRun }));
+      const facts = coalescedFacts((await openHost(host, options, deps, { keepFailure: true })).facts);
       // Every plan settles before the host is done, so no request of this round outlives it.
       const plans = await Promise.allSettled(works.map((w) => w.plan({ host: host.name, inventory, facts, options, log })));
       const failed = plans.find((p) => p.status === 'rejected');
