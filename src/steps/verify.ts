@@ -7,6 +7,7 @@ import { SERVER } from '../layout.ts';
 import { podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
 import { sh } from '../shell.ts';
 import type { CheckStep, StepContext } from '../engine/types.ts';
+import type { ProbeResult } from '../engine/facts.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { CONTROL_PLANE_SERVICES, WORKER_SERVICES } from './support/components.ts';
 import { etcdHealthCommand } from './support/etcd.ts';
@@ -40,6 +41,8 @@ export const verifyStep: CheckStep = {
       names: resolveNames(names),
       routes: sh`ip -4 route show`,
       ...(machine.role === 'control-plane' ? { etcd: sh`${etcdHealthCommand()} 2>&1` } : {}),
+      // The nodes too, on the machine that asks the API: a converged cluster needs no other round trip.
+      ...(asksApi(inv, machine) ? { nodes: GET_NODES } : {}),
     });
     const p = found.probes;
 
@@ -71,16 +74,24 @@ export const verifyStep: CheckStep = {
       else if (w.secret && (f.mode! & 0o077) !== 0) problems.push(`${w.to} is readable by others (mode ${f.mode!.toString(8)})`);
     }
 
-    if (machine.hostname === inv.controlPlanes[0]!.hostname) problems.push(...(await nodeProblems(ctx)));
+    if (asksApi(inv, machine)) problems.push(...(await nodeProblems(ctx, p.nodes!)));
     if (problems.length > 0) throw new FailureError(`${problems.length} problem(s) on ${machine.hostname}:\n  - ${problems.join('\n  - ')}`);
   },
 };
+
+/** The nodes as the API lists them, with the admin kubeconfig on the server (exit 127: no kubectl). */
+const GET_NODES = sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit 127; }; kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get nodes -o json`;
+
+/** Whether this machine is the one that asks the API for the nodes (the first control-plane machine). */
+const asksApi = (inv: Inventory, machine: Machine) => machine.hostname === inv.controlPlanes[0]!.hostname;
 
 /**
  * Every worker registered and Ready, asked of the API with the admin kubeconfig on the server.
  * Kubelets just started take a while to register: asked again every 2 s up to --ready-timeout.
  */
-async function nodeProblems(ctx: StepContext): Promise<string[]> {
+async function nodeProblems(ctx: StepContext, first: ProbeResult): Promise<string[]> {
+  // The batch's answer: every node Ready already (a rerun), or ask again below (stderr, waits).
+  if (first.code === 0 && nodeStates(first.stdout, ctx.inventory.workers.map((w) => w.hostname)).length === 0) return [];
   const timeoutS = numberOption(ctx.options, 'ready-timeout');
   const deadline = Date.now() + timeoutS * 1000;
   for (;;) {
@@ -91,7 +102,7 @@ async function nodeProblems(ctx: StepContext): Promise<string[]> {
 }
 
 async function nodeProblemsOnce(ctx: StepContext): Promise<string[]> {
-  const r = await ctx.facts.query(sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit 127; }; kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get nodes -o json`);
+  const r = await ctx.facts.query(GET_NODES);
   if (r.code === 127) return [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`];
   if (r.code !== 0) return [`the API does not answer "kubectl get nodes": ${r.stderr.trim().split('\n').pop()}`];
   return nodeStates(r.stdout, ctx.inventory.workers.map((w) => w.hostname));
