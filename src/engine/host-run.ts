@@ -14,6 +14,7 @@ import { mapLimit } from './fanout.ts';
 import { createFacts, FAST_HASH_MIN, type Facts } from './facts.ts';
 import { loggedTransport } from './logged-transport.ts';
 import { changeLines, planLines } from './describe.ts';
+import type { AtOnce } from './plan-at-once.ts';
 
 /** The collaborators a run needs; tests pass fakes. */
 export interface EngineDeps {
@@ -33,9 +34,10 @@ export interface HostOutcome {
 
 /**
  * Runs one step on one host and never throws: failures become a `failed` result with the reason.
- * `settled`: the at-once plan (plan-at-once.ts) found nothing to change anywhere, so the plan is empty.
+ * `atOnce`: what the at-once plan (plan-at-once.ts) found; settled, nothing changes anywhere, so the
+ * plan is empty and a verify or check it already ran ended as it says.
  */
-export async function runStepOnHost(step: Step, target: Target, inventory: Inventory, options: StepOptions, deps: EngineDeps, settled = false): Promise<HostOutcome> {
+export async function runStepOnHost(step: Step, target: Target, inventory: Inventory, options: StepOptions, deps: EngineDeps, atOnce?: AtOnce): Promise<HostOutcome> {
   const { runLog, redactor } = deps;
   const { host, work } = target;
   const log = deps.logger.host(host.name);
@@ -48,10 +50,13 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
   try {
     // Checks and actions do nothing under --dry-run (see their kinds): no connection either.
     if (options.dryRun && work.kind !== 'change') return result('unchanged');
+    const settled = atOnce?.settled === true;
+    const early = settled ? atOnce.outcome(step.name, host.name) : undefined;
+    if (early && !early.ok) throw early.error;
     const { transport, facts } = await openHost(host, options, deps);
     const ctx: HostContext = { host: host.name, inventory, facts, options, log };
     if (work.kind === 'check') {
-      await work.check(ctx);
+      if (!early) await work.check(ctx);
       return result('unchanged');
     }
     if (work.kind === 'action') {
@@ -90,7 +95,7 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
         );
       }
     }
-    await work.verify({ ...ctx, applied: changes });
+    if (!early) await work.verify({ ...ctx, applied: changes });
     return result(changes.length ? 'changed' : 'unchanged');
   } catch (e) {
     const hint = isExpectedError(e) && 'hint' in e && e.hint ? `\n  hint: ${e.hint}` : '';

@@ -55,7 +55,7 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     reporter.stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
     const untouched = new Set<string>();
     const outcomes = await Promise.all(runnable.map((target) => slots.run(async () => {
-      const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, atOnce.settled);
+      const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, atOnce);
       reporter.hostFinished(step, outcome.result, outcome.details);
       if (outcome.untouched) untouched.add(target.host.name);
       return outcome.result;

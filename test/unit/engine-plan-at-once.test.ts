@@ -6,6 +6,7 @@ import { fileChanges } from '../../src/engine/desired.ts';
 import type { Step } from '../../src/engine/types.ts';
 import { sh } from '../../src/shell.ts';
 import { inspect } from '../../src/steps/support/inspect.ts';
+import { FailureError } from '../../src/errors.ts';
 import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
 
 const fileStep = (name: string, path: string): Step => ({
@@ -102,5 +103,86 @@ describe('planning every step at once', () => {
     const again = await runEngine(steps, inv, fakes);
     expect(tries).toBe(1);
     expect(again.result.results.filter((r) => r.status === 'failed').map((r) => `${r.step}@${r.machine}: ${r.error}`)).toEqual(['a@node-1: node-1: connection refused']);
+  });
+  describe('verifies and checks in the same round', () => {
+    // A step whose verify reads a file, and a check that reads another: on a converged cluster both
+    // go in the at-once round with the plans, one round trip per machine for the whole command.
+    const verified: Step = { ...fileStep('v', '/etc/v.conf'), verify: async (ctx) => void (await ctx.facts.stat(['/etc/v.conf'])) };
+    const problems = new Map<string, string>();
+    const checkRuns: string[] = [];
+    const check: Step = {
+      kind: 'check', name: 'check', title: 'Check', targets: (inv) => inv.machines,
+      async check(ctx) {
+        checkRuns.push(ctx.machine.hostname);
+        const f = (await ctx.facts.stat(['/etc/a.conf'])).get('/etc/a.conf')!;
+        if (problems.has(ctx.machine.hostname)) throw new FailureError(`${problems.get(ctx.machine.hostname)} (${f.exists ? 'a.conf there' : 'no a.conf'})`);
+      },
+    };
+
+    it('a converged rerun with a verify and a check takes one round trip per machine, and each check runs once', async () => {
+      const inv = inventoryOf();
+      const fakes = fakeCluster(inv);
+      await runEngine([steps[0]!, verified, check], inv, fakes);
+      reset(fakes);
+      checkRuns.length = 0;
+      const again = await runEngine([steps[0]!, verified, check], inv, fakes);
+      expect(again.result).toMatchObject({ ok: true, changed: 0 });
+      expect(again.result.results).toHaveLength(9);
+      expect(batches(fakes)).toEqual([1, 1, 1]);
+      expect(checkRuns.sort()).toEqual(['node-0', 'node-1', 'server']);
+    });
+
+    it('a check that fails in the at-once round fails its step on that machine with its own message', async () => {
+      const inv = inventoryOf();
+      const fakes = fakeCluster(inv);
+      await runEngine([steps[0]!, verified, check], inv, fakes);
+      reset(fakes);
+      checkRuns.length = 0;
+      problems.set('node-1', 'node-1 is unwell');
+      try {
+        const again = await runEngine([steps[0]!, verified, check], inv, fakes);
+        expect(again.result).toMatchObject({ ok: false, changed: 0, failed: 1 });
+        expect(again.result.results.filter((r) => r.status === 'failed').map((r) => `${r.step}@${r.machine}: ${r.error}`)).toEqual(['check@node-1: node-1 is unwell (a.conf there)']);
+        expect(batches(fakes)).toEqual([1, 1, 1]);
+        expect(checkRuns.filter((h) => h === 'node-1')).toHaveLength(1);
+      } finally {
+        problems.clear();
+      }
+    });
+
+    it('a check that needs a command of its own (a wait) runs again in its step, and the wait is made once', async () => {
+      const inv = inventoryOf();
+      const fakes = fakeCluster(inv);
+      for (const f of fakes.values()) f.handlers.push([/^wait-for-it$/, () => ({ code: 0, stdout: '', stderr: '' })]);
+      const waits: Step = {
+        kind: 'check', name: 'waits', title: 'Wait', targets: (inv) => inv.machines,
+        // It swallows what the query threw: the at-once round must not keep that outcome.
+        check: async (ctx) => void (await ctx.facts.query(sh`wait-for-it`).catch(() => undefined)),
+      };
+      await runEngine(steps, inv, fakes);
+      reset(fakes);
+      const again = await runEngine([...steps, waits], inv, fakes);
+      expect(again.result).toMatchObject({ ok: true, changed: 0 });
+      expect(batches(fakes)).toEqual([1, 1, 1]);
+      for (const f of fakes.values()) expect(f.commands.filter((c) => c === 'wait-for-it')).toHaveLength(1);
+    });
+
+    it('a difference anywhere: every verify and check runs in its step after the changes, as without the at-once round', async () => {
+      const inv = inventoryOf();
+      const fakes = fakeCluster(inv);
+      await runEngine([steps[0]!, verified, check], inv, fakes);
+      fakes.get('server')!.files.delete('/etc/a.conf');
+      reset(fakes);
+      checkRuns.length = 0;
+      problems.set('server', 'server checked');
+      try {
+        const again = await runEngine([steps[0]!, verified, check], inv, fakes);
+        // The check ran again after a.conf was written back: it saw the file.
+        expect(again.result.results.filter((r) => r.status === 'failed').map((r) => `${r.step}@${r.machine}: ${r.error}`)).toEqual(['check@server: server checked (a.conf there)']);
+        expect(checkRuns.filter((h) => h === 'server')).toHaveLength(2);
+      } finally {
+        problems.clear();
+      }
+    });
   });
 });
