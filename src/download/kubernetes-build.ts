@@ -145,12 +145,20 @@ async function build(apt: Awaited<ReturnType<typeof aptSourceFor>>, pkg: SourceP
   return { package: pkg.package, packageVersion: pkg.version, dscSha256: pkg.dsc.sha256, version, goVersion, files };
 }
 
+/** How often a build that prints nothing says that it is still running. */
+const HEARTBEAT_MS = 60_000;
+
 /** Runs make, each "+++" progress line to `progress`, all output to `logFile`; the log's tail on failure. */
 function runMake(cwd: string, args: string[], env: NodeJS.ProcessEnv, logFile: string, progress: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('make', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const tail: string[] = [];
     const chunks: Buffer[] = [];
+    let lastLine = Date.now();
+    const say = (line: string) => {
+      lastLine = Date.now();
+      progress(line);
+    };
     const onData = (b: Buffer) => {
       chunks.push(b);
       for (const line of b.toString().split('\n')) {
@@ -158,14 +166,22 @@ function runMake(cwd: string, args: string[], env: NodeJS.ProcessEnv, logFile: s
         tail.push(line);
         if (tail.length > 30) tail.shift();
         const m = /^\+\+\+ \[[^\]]*\] (.*)$/.exec(line);
-        if (m) progress(m[1]!);
-        else if (/^\s+\.\/(cmd|vendor)\//.test(line)) progress(`  ${line.trim()}`);
+        if (m) say(m[1]!);
+        else if (/^\s+\.\/(cmd|vendor)\//.test(line)) say(`  ${line.trim()}`);
       }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.on('error', reject);
+    // Compiling the five binaries prints nothing for many minutes: say now and then that it goes on.
+    const heartbeat = setInterval(() => {
+      if (Date.now() - lastLine >= HEARTBEAT_MS) progress(`  still compiling (go build prints nothing until a binary is done; the whole build takes about 8 minutes on 2 idle cores)`);
+    }, HEARTBEAT_MS);
+    child.on('error', (e) => {
+      clearInterval(heartbeat);
+      reject(e);
+    });
     child.on('close', (code, signal) => {
+      clearInterval(heartbeat);
       void writeFile(logFile, Buffer.concat(chunks)).catch(() => undefined);
       if (code === 0) resolve();
       else reject(new FailureError(`building Kubernetes failed (make exit ${code ?? signal}) in ${cwd}:\n${tail.map((l) => `  ${l}`).join('\n')}`,

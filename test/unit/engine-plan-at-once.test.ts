@@ -3,7 +3,7 @@
 // step exactly as before.
 import { describe, expect, it } from 'vitest';
 import { fileChanges } from '../../src/engine/desired.ts';
-import type { Step } from '../../src/engine/types.ts';
+import type { ChangeStep, Step } from '../../src/engine/types.ts';
 import { sh } from '../../src/shell.ts';
 import { inspect } from '../../src/steps/support/inspect.ts';
 import { FailureError } from '../../src/errors.ts';
@@ -107,7 +107,7 @@ describe('planning every step at once', () => {
   describe('verifies and checks in the same round', () => {
     // A step whose verify reads a file, and a check that reads another: on a converged cluster both
     // go in the at-once round with the plans, one round trip per machine for the whole command.
-    const verified: Step = { ...fileStep('v', '/etc/v.conf'), verify: async (ctx) => void (await ctx.facts.stat(['/etc/v.conf'])) };
+    const verified: ChangeStep = { ...(fileStep('v', '/etc/v.conf') as ChangeStep), verify: async (ctx) => void (await ctx.facts.stat(['/etc/v.conf'])) };
     const problems = new Map<string, string>();
     const checkRuns: string[] = [];
     const check: Step = {
