@@ -9,7 +9,6 @@ import { parseClusterSettings } from '../../src/cluster-settings.ts';
 import { parseInventory, type Inventory } from '../../src/inventory.ts';
 import { containerdStep } from '../../src/steps/containerd.ts';
 import { MARKED_REGISTRY_DIRS_PROBE, staleRegistryChanges } from '../../src/steps/support/registry-dirs.ts';
-import { RESOLVED_PROBE } from '../../src/steps/support/worker-render.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
 import { MACHINES, projectDir, runEngine } from './engine.helpers.ts';
 
@@ -44,9 +43,9 @@ function worker(name: string): FakeTransport & { restarts: number; containerd: {
   const t = Object.assign(new FakeTransport(name), { restarts: 0, containerd: { enabled: '', active: 'inactive' } });
   const text = (s: string) => ({ code: 0, stdout: s, stderr: '' });
   t.handlers.push(
-    [new RegExp(`^${escape(RESOLVED_PROBE.text)}$`), () => ({ code: 3, stdout: 'inactive\n', stderr: '' })],
-    [/^systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState -p NeedDaemonReload containerd\.service; for s in containerd; /, () =>
-      text(`Id=containerd.service\nUnitFileState=${t.containerd.enabled}\nActiveState=${t.containerd.active}\nLoadState=${t.containerd.enabled ? 'loaded' : 'not-found'}\n`)],
+    [/^systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState -p NeedDaemonReload containerd\.service systemd-resolved\.service; for s in containerd systemd-resolved; /, () =>
+      text(`Id=containerd.service\nUnitFileState=${t.containerd.enabled}\nActiveState=${t.containerd.active}\nLoadState=${t.containerd.enabled ? 'loaded' : 'not-found'}\n\n` +
+        'Id=systemd-resolved.service\nUnitFileState=\nActiveState=inactive\nLoadState=not-found\n')],
     [/^systemctl enable --no-reload containerd$/, () => ((t.containerd.enabled = 'enabled'), text(''))],
     [/^systemctl daemon-reload$/, () => text('')],
     [/^mkdir -p \/var\/lib\/hardway\/restart-due && touch \/var\/lib\/hardway\/restart-due\/containerd$/, () => text('')],
@@ -113,7 +112,7 @@ describe('containerd step: registry mirrors', () => {
     expect(second.result).toMatchObject({ ok: true, changed: 0 });
     expect(node0.changesRun).toEqual([]);
     expect(node0.restarts).toBe(1);
-    expect(node0.commands.filter((c) => c.startsWith('facts: probe')).length).toBe(3); // resolved, services, certs.d
+    expect(node0.commands.filter((c) => c.startsWith('facts: probe')).length).toBe(2); // the service states (systemd-resolved's with containerd's), certs.d
   });
 
   it('a changed mirror is one put of its hosts.toml: containerd keeps running (reads it at the next pull)', async () => {

@@ -110,6 +110,24 @@ describe('every step plans from facts: fresh machine -> its changes, converged m
   });
 });
 
+describe('the kubelet resolver file follows systemd-resolved, asked with the service states', () => {
+  let inv: Inventory;
+  beforeAll(async () => {
+    inv = await project();
+  });
+  for (const [state, want] of [['active', '/run/systemd/resolve/resolv.conf'], ['inactive', '/etc/resolv.conf']] as const) {
+    it(`systemd-resolved ${state}: resolvConf ${want}, and no systemctl of its own`, async () => {
+      const machine = inv.machines.find((m) => m.hostname === 'node-0')!;
+      const t = debianMachine('node-0');
+      t.state.units.set('systemd-resolved', { enabled: 'enabled', active: state });
+      const plan = await planOn(kubeletStep, inv, machine, t);
+      const config = plan.find((c) => c.kind === 'put' && c.path === '/var/lib/kubelet/kubelet-config.yaml');
+      expect(config && config.kind === 'put' && Buffer.isBuffer(config.content) ? config.content.toString() : '').toContain(`resolvConf: "${want}"`);
+      expect(t.commands.filter((c) => c.includes('systemctl is-active'))).toEqual([]);
+    });
+  }
+});
+
 describe('kubelet-rbac compares the live objects field by field', () => {
   const live = (edit: (items: Record<string, any>[]) => void = () => {}) => {
     const items = parseAllDocuments(RBAC_MANIFEST).map((d) => d.toJSON());

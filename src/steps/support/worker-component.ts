@@ -12,7 +12,7 @@ import { binaryFiles, cniPluginFiles, hasBinary } from './binaries.ts';
 import { renderedFor } from './rendered.ts';
 import { withServiceChanges } from './services.ts';
 import { fileChangesFrom, inspect } from './inspect.ts';
-import { RESOLVED_PROBE, workerRenderOptions } from './worker-render.ts';
+import { RESOLVED_SERVICE, workerRenderOptions } from './worker-render.ts';
 
 /** What makes up one worker component. */
 export interface WorkerComponent {
@@ -49,9 +49,9 @@ export function workerComponentStep(c: WorkerComponent): ChangeStep {
       // Which files a component has does not depend on the machine's facts, only their content does.
       const paths = renderedFor(inventory, machine, c.name).files.map((f) => f.path);
       const services = c.service ? [c.service] : [];
-      const probes = { resolved: RESOLVED_PROBE, ...(c.leftovers ? { leftovers: c.leftovers.probe } : {}) };
-      const found = await inspect(facts, [...binaries.map((b) => b.path), ...paths], services, probes);
-      const rendered = renderedFor(inventory, machine, c.name, workerRenderOptions(inventory, found.probes.resolved!));
+      const probes: Record<string, Command> = c.leftovers ? { leftovers: c.leftovers.probe } : {};
+      const found = await inspect(facts, [...binaries.map((b) => b.path), ...paths], [...services, RESOLVED_SERVICE], probes);
+      const rendered = renderedFor(inventory, machine, c.name, workerRenderOptions(inventory, found.services.get(RESOLVED_SERVICE)?.active));
       const removals = c.leftovers ? c.leftovers.changes(found.probes.leftovers!, paths) : [];
       const changes = [...fileChangesFrom(found, [...binaries, ...rendered.files]), ...removals];
       if (!c.service) return changes;

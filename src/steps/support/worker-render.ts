@@ -1,13 +1,14 @@
 // Rendering a worker's files with what only the machine and downloads/ know: which containerd
 // (its config schema depends on the version) and which resolver file the kubelet should use.
-import type { ProbeResult } from '../../engine/facts.ts';
 import type { Inventory } from '../../inventory.ts';
 import type { RenderOptions } from '../../render/machine.ts';
-import { sh } from '../../shell.ts';
 import { downloadedVersion } from './binaries.ts';
 
-/** Asks whether systemd-resolved runs (answer for workerRenderOptions). */
-export const RESOLVED_PROBE = sh`systemctl is-active systemd-resolved 2>/dev/null`;
+/**
+ * The service whose state picks the kubelet's resolver file: asked with the component's own
+ * service states (one `systemctl show` for all, not a systemctl of its own).
+ */
+export const RESOLVED_SERVICE = 'systemd-resolved';
 
 /**
  * The containerd whose config schema a worker gets: the one in downloads/ (what `bootstrap-workers`
@@ -19,9 +20,9 @@ export function containerdRenderOptions(inv: Inventory): Pick<RenderOptions, 'co
   return m ? { containerdMajor: Number(m[1]), containerdMinor: Number(m[2]) } : {};
 }
 
-/** Render options for a worker: containerd from containerdRenderOptions, resolver from the RESOLVED_PROBE answer. */
-export function workerRenderOptions(inv: Inventory, resolved: ProbeResult): RenderOptions {
+/** Render options for a worker: containerd from containerdRenderOptions, resolver from RESOLVED_SERVICE's ActiveState. */
+export function workerRenderOptions(inv: Inventory, resolvedState: string | undefined): RenderOptions {
   // Where systemd-resolved runs, /etc/resolv.conf points at its stub (127.0.0.53), useless inside pods.
-  const resolvConf = resolved.stdout.trim() === 'active' ? '/run/systemd/resolve/resolv.conf' : '/etc/resolv.conf';
+  const resolvConf = resolvedState === 'active' ? '/run/systemd/resolve/resolv.conf' : '/etc/resolv.conf';
   return { ...containerdRenderOptions(inv), resolvConf };
 }
