@@ -6,7 +6,9 @@ import { FailureError, PreconditionError } from '../errors.ts';
 import { SERVER } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
+import type { ProbeResult } from '../engine/facts.ts';
 import { numberOption } from './options.ts';
+import { getObjects, getObjectsCommand, objectItems } from './support/cluster-objects.ts';
 import { parseAllDocuments } from 'yaml';
 
 /** The name of the ClusterRole and ClusterRoleBinding. */
@@ -50,8 +52,8 @@ export function waitApi(timeoutS: number): Command {
 /** The objects of RBAC_MANIFEST, as the API returns them (what a live object must contain). */
 const WANTED = parseAllDocuments(RBAC_MANIFEST).map((d) => d.toJSON() as KubeObject);
 
-/** Reads both objects in one kubectl (a missing one is left out, not an error). */
-const getLive = kubectl(sh`get clusterrole/${RBAC_NAME} clusterrolebinding/${RBAC_NAME} -o json --ignore-not-found`);
+/** Both objects, read in one kubectl (a missing one is left out, not an error). */
+const LIVE = [`clusterrole/${RBAC_NAME}`, `clusterrolebinding/${RBAC_NAME}`];
 
 /** The kubelet-rbac step (first control-plane machine only: the objects are cluster-wide). */
 export const kubeletRbacStep: ChangeStep = {
@@ -61,14 +63,14 @@ export const kubeletRbacStep: ChangeStep = {
   async plan(ctx: StepContext): Promise<Change[]> {
     const apply: Change = { kind: 'exec', cmd: kubectl(sh`apply -f -`), stdin: RBAC_MANIFEST, reason: `${RBAC_NAME} missing or different` };
     // The API server's state and, when it answers already (every rerun), both objects: one round trip.
-    const first = await ctx.facts.probe({ state: sh`systemctl is-active kube-apiserver 2>/dev/null; command -v kubectl >/dev/null || echo no-kubectl`, live: getLive });
-    const state = first.state.stdout.trim();
+    const [stateAnswer, liveAnswer] = await ctx.facts.batch([{ op: 'C', cmd: sh`systemctl is-active kube-apiserver 2>/dev/null; command -v kubectl >/dev/null || echo no-kubectl` }, getObjects(LIVE)]);
+    const state = (stateAnswer as ProbeResult).stdout.trim();
     if (state !== 'active' && state !== 'activating') {
       if (ctx.options.dryRun) return [{ ...apply, reason: 'the API server is not running yet; applied once it answers' }];
       throw new PreconditionError(`the API server is not running on ${ctx.machine.hostname} (kube-apiserver: ${state.split('\n').join(', ') || 'not installed'})`,
         'run "hardway bootstrap-control-plane" first');
     }
-    let live = first.live;
+    let live = liveAnswer as ProbeResult;
     if (live.code !== 0) {
       // Just started: wait for /readyz, then read the objects again.
       const timeoutS = ctx.options.dryRun ? 1 : numberOption(ctx.options, 'api-timeout');
@@ -80,7 +82,7 @@ export const kubeletRbacStep: ChangeStep = {
           'check "journalctl -u kube-apiserver" on the control-plane machine; rerun when it answers',
         );
       }
-      const again = await ctx.facts.query(getLive);
+      const again = await ctx.facts.query(getObjectsCommand(LIVE));
       if (again.code !== 0) throw new FailureError(`cannot read ${RBAC_NAME} from the cluster: ${again.stderr.trim()}`);
       live = again;
     }
@@ -96,8 +98,7 @@ interface KubeObject {
 
 /** Whether `kubectl get -o json` output holds both objects with every field the manifest sets, as `kubectl diff` would find no difference. */
 export function liveObjectsMatch(json: string): boolean {
-  const parsed = json.trim() ? (JSON.parse(json) as KubeObject) : { items: [] };
-  const items = parsed.items ?? [parsed];
+  const items = objectItems<KubeObject>(json);
   return WANTED.every((want) => {
     const got = items.find((o) => o.kind === want.kind && o.metadata?.name === want.metadata?.name);
     return got !== undefined && contains(got, want);

@@ -3,13 +3,13 @@
 import { createHash } from 'node:crypto';
 import { readPkiFile } from '../certs/identities.ts';
 import { FailureError } from '../errors.ts';
-import { SERVER } from '../layout.ts';
 import { podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
 import { sh } from '../shell.ts';
 import type { CheckStep, StepContext } from '../engine/types.ts';
 import type { ProbeResult } from '../engine/facts.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { CONTROL_PLANE_SERVICES, WORKER_SERVICES } from './support/components.ts';
+import { getObjects, getObjectsCommand, NO_KUBECTL, objectItems } from './support/cluster-objects.ts';
 import { etcdHealthCommand } from './support/etcd.ts';
 import { inspect } from './support/inspect.ts';
 import { numberOption } from './options.ts';
@@ -42,7 +42,7 @@ export const verifyStep: CheckStep = {
       routes: sh`ip -4 route show`,
       ...(machine.role === 'control-plane' ? { etcd: sh`${etcdHealthCommand()} 2>&1` } : {}),
       // The nodes too, on the machine that asks the API: a converged cluster needs no other round trip.
-      ...(asksApi(inv, machine) ? { nodes: GET_NODES } : {}),
+      ...(asksApi(inv, machine) ? { nodes: getObjects(nodeObjects(inv)) } : {}),
     });
     const p = found.probes;
 
@@ -79,8 +79,8 @@ export const verifyStep: CheckStep = {
   },
 };
 
-/** The nodes as the API lists them, with the admin kubeconfig on the server (exit 127: no kubectl). */
-const GET_NODES = sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit 127; }; kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get nodes -o json`;
+/** Every worker's Node object, read with the admin kubeconfig on the server (one missing is left out). */
+const nodeObjects = (inv: Inventory) => inv.workers.map((w) => `nodes/${w.hostname}`);
 
 /** Whether this machine is the one that asks the API for the nodes (the first control-plane machine). */
 const asksApi = (inv: Inventory, machine: Machine) => machine.hostname === inv.controlPlanes[0]!.hostname;
@@ -102,17 +102,25 @@ async function nodeProblems(ctx: StepContext, first: ProbeResult): Promise<strin
 }
 
 async function nodeProblemsOnce(ctx: StepContext): Promise<string[]> {
-  const r = await ctx.facts.query(GET_NODES);
-  if (r.code === 127) return [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`];
+  const r = await ctx.facts.query(getObjectsCommand(nodeObjects(ctx.inventory)));
+  if (r.code === NO_KUBECTL) return [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`];
   if (r.code !== 0) return [`the API does not answer "kubectl get nodes": ${r.stderr.trim().split('\n').pop()}`];
   return nodeStates(r.stdout, ctx.inventory.workers.map((w) => w.hostname));
 }
 
-/** Problems with the listed workers in a `kubectl get nodes -o json` answer: missing, or not Ready (with the kubelet's reason). */
+/** A Node as `kubectl get -o json` gives it, as far as readiness goes. */
+interface NodeObject {
+  kind?: string;
+  metadata: { name: string };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  items?: NodeObject[];
+}
+
+/** Problems with the listed workers in a `kubectl get -o json` answer (Nodes): missing, or not Ready (with the kubelet's reason). */
 export function nodeStates(json: string, workers: readonly string[]): string[] {
   const nodes = new Map<string, { status: string; reason?: string; message?: string } | undefined>();
-  for (const n of (JSON.parse(json) as { items: { metadata: { name: string }; status: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }[] }).items) {
-    nodes.set(n.metadata.name, n.status.conditions?.find((c) => c.type === 'Ready'));
+  for (const n of objectItems<NodeObject>(json)) {
+    if (n.kind === undefined || n.kind === 'Node') nodes.set(n.metadata.name, n.status?.conditions?.find((c) => c.type === 'Ready'));
   }
   return workers.flatMap((w) => {
     if (!nodes.has(w)) return [`node ${w} is not registered with the API (its kubelet never reached the API server)`];

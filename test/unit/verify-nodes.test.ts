@@ -1,6 +1,9 @@
 // verify's reading of `kubectl get nodes -o json`: a worker that never registered and one that is
 // NotReady are told apart, with the kubelet's own reason, and Ready workers give no problem.
 import { describe, expect, it } from 'vitest';
+import { coalescedFacts } from '../../src/engine/coalesced-facts.ts';
+import { factsFrom, type FactRequest } from '../../src/engine/facts.ts';
+import { getObjects } from '../../src/steps/support/cluster-objects.ts';
 import { nodeStates } from '../../src/steps/verify.ts';
 
 const node = (name: string, status?: string, message?: string) => ({
@@ -23,5 +26,28 @@ describe('verify: node states from the API', () => {
 
   it('a node with no conditions yet is not Ready', () => {
     expect(nodeStates(JSON.stringify({ items: [node('node-0')] }), ['node-0'])).toEqual(['node node-0 is not Ready']);
+  });
+
+  it('reads one Node answered as the object itself (one worker), and skips other kinds in a shared List', () => {
+    expect(nodeStates(JSON.stringify({ kind: 'Node', ...node('node-0', 'True') }), ['node-0'])).toEqual([]);
+    const shared = { kind: 'List', items: [{ kind: 'ClusterRole', metadata: { name: 'node-1' } }, { kind: 'Node', ...node('node-0', 'True') }] };
+    expect(nodeStates(JSON.stringify(shared), ['node-0', 'node-1'])).toEqual(['node node-1 is not registered with the API (its kubelet never reached the API server)']);
+  });
+});
+
+describe('cluster object reads asked at once share one kubectl', () => {
+  it("verify's nodes and kubelet-rbac's objects go out as one kubectl get of every TYPE/NAME", async () => {
+    const sent: FactRequest[][] = [];
+    const inner = factsFrom(async (asked) => (sent.push(asked), asked.map(() => ({ code: 0, stdout: '{"kind":"List","items":[]}' }))), async () => ({ code: 0, stdout: '', stderr: '' }), () => undefined);
+    const facts = coalescedFacts(inner);
+    const [rbac, nodes] = await Promise.all([
+      facts.batch([getObjects(['clusterrole/x', 'clusterrolebinding/x'])]),
+      facts.batch([getObjects(['nodes/node-0', 'nodes/node-1'])]),
+    ]);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toHaveLength(1);
+    const cmd = sent[0]![0]!;
+    expect(cmd.op === 'C' && cmd.cmd.text).toMatch(/kubectl --kubeconfig=\S+ --request-timeout=10s get clusterrole\/x clusterrolebinding\/x nodes\/node-0 nodes\/node-1 -o json --ignore-not-found$/);
+    expect(rbac).toEqual(nodes);
   });
 });

@@ -3,7 +3,7 @@
 import { changesForFile, type DesiredFile } from '../../engine/desired.ts';
 import type { FactRequest, Facts, FileFact, ProbeResult } from '../../engine/facts.ts';
 import type { Change } from '../../engine/types.ts';
-import { sh, type Command } from '../../shell.ts';
+import { isCommand, sh, type Command } from '../../shell.ts';
 import { ANY } from '../../layout.ts';
 
 /** What one inspection found. */
@@ -25,12 +25,16 @@ export interface ServiceState {
   restartDue?: boolean;
 }
 
+/** A probe of an inspection: a command, or a request that others asked at once may merge into (getObjects). */
+export type InspectProbe = Command | Extract<FactRequest, { op: 'C' }>;
+
 /** Stats `paths`, reads the state of `services` and runs `probes`, all in one remote command. */
-export async function inspect(facts: Facts, paths: string[], services: readonly string[] = [], probes: Record<string, Command> = {}): Promise<Inspection> {
+export async function inspect(facts: Facts, paths: string[], services: readonly string[] = [], probes: Record<string, InspectProbe> = {}): Promise<Inspection> {
   const keys = Object.keys(probes);
+  const probeRequest = (p: InspectProbe): FactRequest => (isCommand(p) ? { op: 'C', cmd: p } : p);
   // The service states may be answered together with other steps' (plans asked at once).
   const states: FactRequest[] = services.length ? [{ op: 'C', cmd: serviceStatesCommand(services), merge: { key: 'service-states', items: services, build: serviceStatesCommand } }] : [];
-  const answers = await facts.batch([...paths.map((path) => ({ op: 'S' as const, path })), ...states, ...keys.map((k) => ({ op: 'C' as const, cmd: probes[k]! }))]);
+  const answers = await facts.batch([...paths.map((path) => ({ op: 'S' as const, path })), ...states, ...keys.map((k) => probeRequest(probes[k]!))]);
   const files = new Map(paths.map((p, i) => [p, answers[i] as FileFact]));
   let next = paths.length;
   const serviceStates = services.length ? parseServiceStates((answers[next++] as ProbeResult).stdout) : new Map<string, ServiceState>();
