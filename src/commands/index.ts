@@ -7,11 +7,11 @@ import { isRemote, type CommandEntry, type RemoteCommandEntry } from './entry.ts
 
 export { isRemote, type CommandEntry, type RemoteCommandEntry } from './entry.ts';
 
-/** The worker's steps, one per component, so each reruns alone (`--only kubelet`). */
-const WORKER_STEPS: StepName[] = ['worker-os', 'containerd', 'cni', 'kubelet', 'kube-proxy'];
+/** The worker's steps, one per component, so each reruns alone (`--only kubelet`); api-proxy (several control planes) before the kubelet dials it. */
+const WORKER_STEPS: StepName[] = ['worker-os', 'containerd', 'cni', 'api-proxy', 'kubelet', 'kube-proxy'];
 
 /** The worker lane of up: the images go in once containerd runs and before the kubelet, which needs the sandbox image. */
-const UP_WORKER_LANE: StepName[] = ['worker-os', 'containerd', 'images', 'cni', 'kubelet', 'kube-proxy'];
+const UP_WORKER_LANE: StepName[] = ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy'];
 
 /** The command table, in the order a user meets them. */
 export const COMMANDS: CommandEntry[] = [
