@@ -38,7 +38,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'distribute', summary: 'Give every machine exactly its own certificates, keys and kubeconfigs', steps: ['distribute'] },
   { name: 'bootstrap-etcd', summary: 'Run etcd over TLS on the control-plane machines', steps: ['bootstrap-etcd'] },
   { name: 'bootstrap-control-plane', summary: 'Run the API server, controller manager and scheduler', steps: ['bootstrap-control-plane', 'kubelet-rbac'] },
-  { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, kubelet and kube-proxy on the workers', steps: WORKER_STEPS },
+  { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, the API proxy (several control planes), kubelet and kube-proxy on the workers', steps: WORKER_STEPS },
   { name: 'images', summary: "Load the image archives of images/ into containerd on every worker (no registry needed)", steps: ['images'] },
   { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", steps: ['routes'] },
   { name: 'verify', summary: 'Read-only checks of the whole cluster', steps: ['verify'] },
