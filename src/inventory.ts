@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { InputError, quote } from './errors.ts';
 import { displayPath, readInputFile } from './input-file.ts';
 import { loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
+import { sharedApiName } from './api-endpoints.ts';
 import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
 
 /** A machine's role: a line without a pod subnet is a control-plane machine, with one a worker. */
@@ -197,6 +198,12 @@ export function parseInventory(
   if (controlPlanes.length === 0) {
     throw new InputError('no control-plane machine: every line has a pod subnet',
       'add a line without a 4th column for the server, e.g. "10.240.0.10 server.kubernetes.local server"', { file: shown });
+  }
+  const apiName = sharedApiName({ controlPlanes });
+  const taken = machines.find((m) => m.fqdn === apiName);
+  if (taken) {
+    fail(taken.line, `${quote(taken.fqdn)} is the name every control-plane machine answers to in a cluster of several (the jumpbox's kubeconfig dials it)`,
+      `give this machine another name, e.g. ${taken.hostname}-0.${taken.fqdn.split('.').slice(1).join('.')}`);
   }
   const apiServerName = controlPlanes[0]!.fqdn;
   return {

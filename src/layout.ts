@@ -75,6 +75,8 @@ export const WORKER = {
   kubeletConfig: '/var/lib/kubelet/kubelet-config.yaml',
   kubeProxyKubeconfig: '/var/lib/kube-proxy/kubeconfig',
   kubeProxyConfig: '/var/lib/kube-proxy/kube-proxy-config.yaml',
+  /** The node-local haproxy's config (several control planes): 127.0.0.1:apiPort spread over every API server. */
+  apiProxyConfig: '/etc/haproxy/haproxy.cfg',
   modulesLoad: '/etc/modules-load.d/hardway-kubernetes.conf',
   sysctl: '/etc/sysctl.d/90-hardway-kubernetes.conf',
   /** Image archives from the project's images/, kept here after containerd imported them. */

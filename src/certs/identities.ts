@@ -1,6 +1,7 @@
 // Every certificate the cluster needs, derived from the inventory, and a reader for what
 // `hardway certs` / `kubeconfigs` / `encryption-config` wrote into pki/ (used by `distribute`).
 import { join } from 'node:path';
+import { sharedApiName } from '../api-endpoints.ts';
 import { FailureError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { PKI, type MachineRole } from '../layout.ts';
@@ -66,6 +67,8 @@ export function identitiesFor(inv: Inventory): Identity[] {
   const apiSans = unique([
     'IP:127.0.0.1', `IP:${inv.serviceIp}`, ...inv.controlPlanes.map((m) => `IP:${m.ip}`),
     ...svc.map((d) => `DNS:${d}`), ...inv.controlPlanes.flatMap((m) => [`DNS:${m.fqdn}`, `DNS:${m.hostname}`]),
+    // Several control planes: the name the jumpbox dials, pinned to all of them.
+    ...[sharedApiName(inv)].flatMap((n) => (n ? [`DNS:${n}`] : [])),
   ]);
   return [
     leaf('admin', { CN: 'admin', O: 'system:masters' }, [], ['clientAuth']),

@@ -1,6 +1,7 @@
 // Kubeconfigs: which ones the cluster needs, and each one rendered as data with the `yaml` package,
 // certificate, key and CA embedded. Rendering is deterministic, so a rerun produces the same bytes.
 import { stringify } from 'yaml';
+import { componentApiUrl, jumpboxApiUrl, loopbackApiUrl, workerApiUrl } from '../api-endpoints.ts';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import { machineIdentityName } from './identities.ts';
@@ -21,7 +22,7 @@ export interface KubeconfigSpec {
   server: string;
 }
 
-/** Every kubeconfig for an inventory: one per worker, the components', admin (local) and jumpbox (the user's). */
+/** Every kubeconfig for an inventory: one per worker, the components', admin (local) and jumpbox (the user's); servers from src/api-endpoints.ts. */
 export function kubeconfigsFor(inv: Inventory): KubeconfigSpec[] {
   const spec = (name: string, identity: string, user: string, server = inv.apiServerUrl): KubeconfigSpec => ({
     name, file: PKI.kubeconfig(name), identity, certificate: { crt: PKI.crt(identity), key: PKI.key(identity) }, user, server,
@@ -29,17 +30,17 @@ export function kubeconfigsFor(inv: Inventory): KubeconfigSpec[] {
   const kubelet = (hostname: string): KubeconfigSpec => {
     const files = PKI.machine(hostname, 'kubelet');
     const name = machineIdentityName(hostname, 'kubelet');
-    return { name, file: files.kubeconfig, identity: name, certificate: { crt: files.crt, key: files.key }, user: `system:node:${hostname}`, server: inv.apiServerUrl };
+    return { name, file: files.kubeconfig, identity: name, certificate: { crt: files.crt, key: files.key }, user: `system:node:${hostname}`, server: workerApiUrl(inv) };
   };
   return [
     ...inv.workers.map((m) => kubelet(m.hostname)),
-    spec('kube-proxy', 'kube-proxy', 'system:kube-proxy'),
-    spec('kube-controller-manager', 'kube-controller-manager', 'system:kube-controller-manager'),
-    spec('kube-scheduler', 'kube-scheduler', 'system:kube-scheduler'),
+    spec('kube-proxy', 'kube-proxy', 'system:kube-proxy', workerApiUrl(inv)),
+    spec('kube-controller-manager', 'kube-controller-manager', 'system:kube-controller-manager', componentApiUrl(inv)),
+    spec('kube-scheduler', 'kube-scheduler', 'system:kube-scheduler', componentApiUrl(inv)),
     // On the server itself, kubectl talks to the local API server.
-    spec('admin', 'admin', 'admin', `https://127.0.0.1:${inv.settings.apiPort}`),
+    spec('admin', 'admin', 'admin', loopbackApiUrl(inv)),
     // The user's own kubeconfig on the jumpbox.
-    spec('jumpbox', 'admin', 'admin'),
+    spec('jumpbox', 'admin', 'admin', jumpboxApiUrl(inv)),
   ];
 }
 

@@ -7,11 +7,11 @@ import { isRemote, type CommandEntry, type RemoteCommandEntry } from './entry.ts
 
 export { isRemote, type CommandEntry, type RemoteCommandEntry } from './entry.ts';
 
-/** The worker's steps, one per component, so each reruns alone (`--only kubelet`). */
-const WORKER_STEPS: StepName[] = ['worker-os', 'containerd', 'cni', 'kubelet', 'kube-proxy'];
+/** The worker's steps, one per component, so each reruns alone (`--only kubelet`); api-proxy (several control planes) before the kubelet dials it. */
+const WORKER_STEPS: StepName[] = ['worker-os', 'containerd', 'cni', 'api-proxy', 'kubelet', 'kube-proxy'];
 
 /** The worker lane of up: the images go in once containerd runs and before the kubelet, which needs the sandbox image. */
-const UP_WORKER_LANE: StepName[] = ['worker-os', 'containerd', 'images', 'cni', 'kubelet', 'kube-proxy'];
+const UP_WORKER_LANE: StepName[] = ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy'];
 
 /** The command table, in the order a user meets them. */
 export const COMMANDS: CommandEntry[] = [
@@ -38,7 +38,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'distribute', summary: 'Give every machine exactly its own certificates, keys and kubeconfigs', steps: ['distribute'] },
   { name: 'bootstrap-etcd', summary: 'Run etcd over TLS on the control-plane machines', steps: ['bootstrap-etcd'] },
   { name: 'bootstrap-control-plane', summary: 'Run the API server, controller manager and scheduler', steps: ['bootstrap-control-plane', 'kubelet-rbac'] },
-  { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, kubelet and kube-proxy on the workers', steps: WORKER_STEPS },
+  { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, the API proxy (several control planes), kubelet and kube-proxy on the workers', steps: WORKER_STEPS },
   { name: 'images', summary: "Load the image archives of images/ into containerd on every worker (no registry needed)", steps: ['images'] },
   { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", steps: ['routes'] },
   { name: 'verify', summary: 'Read-only checks of the whole cluster', steps: ['verify'] },

@@ -15,10 +15,13 @@ import { mountsUnder, unmountAll } from './mounts.ts';
 export const SUITE = 'bookworm';
 /** Bump when the recipe below changes in a way that changes the result: the cache key changes with it. */
 export const RECIPE_VERSION = 1;
-/** Packages: systemd + sshd + cloud-init, and what the worker step checks (socat conntrack ipset kmod iptables). */
+/**
+ * Packages: systemd + sshd + cloud-init, and what the worker step checks (socat conntrack ipset kmod
+ * iptables, and haproxy for a cluster of several control planes: the machines have no internet).
+ */
 export const PACKAGES = [
   'systemd', 'systemd-sysv', 'dbus', 'openssh-server', 'iproute2', 'iptables', 'kmod', 'cloud-init',
-  'procps', 'conntrack', 'socat', 'ipset', 'ca-certificates',
+  'procps', 'conntrack', 'socat', 'ipset', 'ca-certificates', 'haproxy',
 ] as const;
 
 /** Where the cached root for the current recipe lives: <cacheRoot>/rootfs-<hash>. */
@@ -77,6 +80,9 @@ export async function finishRootfs(dir: string, report: (line: string) => void):
     const audit = await local`chroot ${dir} dpkg --audit`;
     if (audit.trim() !== '') throw new CommandError('local', `chroot ${dir} dpkg --audit`, 1, audit);
     await local`chroot ${dir} ${chrootEnv} apt-get clean`;
+    // Installed, not running: as on a machine where nobody installed it, until the api-proxy step
+    // (several control planes) gives it its config and enables it.
+    await local`chroot ${dir} systemctl disable haproxy.service`;
   } finally {
     await local`umount ${join(dir, 'proc')}`;
   }

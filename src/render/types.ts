@@ -1,7 +1,7 @@
 // What rendering produces: the files of one machine, each with where it goes and what it affects.
 
 /** The step that owns (installs) a rendered file: one per component, never a command's name. */
-export type RenderStep = 'pin-hosts' | 'bootstrap-etcd' | 'bootstrap-control-plane' | WorkerComponentName | 'worker-os' | 'routes';
+export type RenderStep = 'pin-hosts' | 'bootstrap-etcd' | 'bootstrap-control-plane' | WorkerComponentName | 'worker-os' | 'api-proxy' | 'routes';
 
 /** The worker steps that each install one component's files. */
 export type WorkerComponentName = 'containerd' | 'cni' | 'kubelet' | 'kube-proxy';

@@ -1,5 +1,6 @@
 // The files of a worker: CNI network configs, containerd's config in the schema its version speaks,
 // kubelet and kube-proxy configs, their units, and the kernel settings pod networking needs.
+import { severalControlPlanes } from '../api-endpoints.ts';
 import { InputError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { ANY, WORKER } from '../layout.ts';
@@ -90,5 +91,26 @@ export function renderWorker(
     // Restarting these two systemd services applies the files at once, as boot would.
     file('worker-os', WORKER.modulesLoad, 'templates/modules-load.conf.hbs', ['systemd-modules-load']),
     file('worker-os', WORKER.sysctl, 'templates/sysctl.conf.hbs', ['systemd-sysctl']),
+    ...renderApiProxy(inv, templates),
   ];
 }
+
+/** Several control planes: the node-local haproxy's config, run by Debian's haproxy.service (none with one). */
+export function renderApiProxy(inv: Inventory, templates: TemplateSet): RenderedFile[] {
+  if (!severalControlPlanes(inv)) return [];
+  const values = {
+    WORKER,
+    settings: inv.settings,
+    servers: inv.controlPlanes.map((m) => ({ name: m.hostname, ip: m.ip })),
+  };
+  return [{
+    path: WORKER.apiProxyConfig,
+    content: templates.render('templates/haproxy.cfg.hbs', values),
+    mode: 0o644,
+    step: 'api-proxy',
+    services: [API_PROXY_SERVICE],
+  }];
+}
+
+/** The service of the node-local API proxy: Debian's haproxy unit, which reads WORKER.apiProxyConfig. */
+export const API_PROXY_SERVICE = 'haproxy';

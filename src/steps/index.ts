@@ -21,6 +21,7 @@ export const STEPS = {
   containerd: { load: async () => (await import('./containerd.ts')).containerdStep },
   images: { load: async () => (await import('./images.ts')).imagesStep },
   cni: { load: async () => (await import('./cni.ts')).cniStep },
+  'api-proxy': { load: async () => (await import('./api-proxy.ts')).apiProxyStep },
   kubelet: { load: async () => (await import('./kubelet.ts')).kubeletStep },
   'kube-proxy': { load: async () => (await import('./kube-proxy.ts')).kubeProxyStep },
   routes: { load: async () => (await import('./routes.ts')).routesStep },

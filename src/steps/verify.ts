@@ -2,8 +2,10 @@
 // change anything); every problem found on a machine is listed in one failure for that machine.
 import { createHash } from 'node:crypto';
 import { readPkiFile } from '../certs/identities.ts';
+import { severalControlPlanes } from '../api-endpoints.ts';
 import { FailureError } from '../errors.ts';
 import { podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
+import { API_PROXY_SERVICE } from '../render/worker.ts';
 import { sh } from '../shell.ts';
 import type { CheckStep, StepContext } from '../engine/types.ts';
 import type { ProbeResult } from '../engine/facts.ts';
@@ -20,9 +22,10 @@ import { parseRoutes } from './support/routes.ts';
 /** The services that must be active on a machine of this role. */
 export function expectedServices(inv: Inventory, m: Machine): string[] {
   const routes = podRoutes(inv, m).length > 0 ? [ROUTES_SERVICE] : [];
+  const proxy = severalControlPlanes(inv) ? [API_PROXY_SERVICE] : [];
   return m.role === 'control-plane'
     ? ['etcd', ...CONTROL_PLANE_SERVICES, ...routes]
-    : [...WORKER_SERVICES, ...routes];
+    : [...WORKER_SERVICES, ...proxy, ...routes];
 }
 
 /** The verify step. */
@@ -40,7 +43,7 @@ export const verifyStep: CheckStep = {
     const found = await inspect(facts, wanted.map((w) => w.to), services, {
       names: resolveNames(names),
       routes: sh`ip -4 route show`,
-      ...(machine.role === 'control-plane' ? { etcd: sh`${etcdHealthCommand()} 2>&1` } : {}),
+      ...(machine.role === 'control-plane' ? { etcd: sh`${etcdHealthCommand(severalControlPlanes(inv))} 2>&1` } : {}),
       // The nodes too, on the machine that asks the API: a converged cluster needs no other round trip.
       ...(asksApi(inv, machine) ? { nodes: getObjects(nodeObjects(inv)) } : {}),
     });
@@ -64,7 +67,7 @@ export const verifyStep: CheckStep = {
     for (const r of podRoutes(inv, machine)) {
       if (!live.some((l) => l.dst === r.subnet && l.via === r.via)) problems.push(`no route to ${r.subnet} via ${r.via} (pods of ${r.worker})`);
     }
-    if (p.etcd && p.etcd.code !== 0) problems.push(`etcd is not healthy over TLS: ${p.etcd.stdout.trim().split('\n').pop()}`);
+    if (p.etcd) problems.push(...etcdProblems(inv, p.etcd));
 
     for (const w of wanted) {
       const f = found.files.get(w.to)!;
@@ -81,6 +84,21 @@ export const verifyStep: CheckStep = {
 
 /** Every worker's Node object, read with the admin kubeconfig on the server (one missing is left out). */
 const nodeObjects = (inv: Inventory) => inv.workers.map((w) => `nodes/${w.hostname}`);
+
+/**
+ * What the etcd probe shows: the local member unhealthy, or, with several control planes (where it
+ * asks every member of the member list), any control plane that is not a healthy member.
+ */
+export function etcdProblems(inv: Inventory, answer: ProbeResult): string[] {
+  const lines = answer.stdout.trim().split('\n');
+  if (!severalControlPlanes(inv)) return answer.code === 0 ? [] : [`etcd is not healthy over TLS: ${lines.pop()}`];
+  // etcdctl endpoint health --cluster: one line per member, `https://IP:2379 is healthy: ...`.
+  const healthy = new Set(lines.flatMap((l) => /^https:\/\/([\d.]+):2379 is healthy/.exec(l)?.slice(1) ?? []));
+  const missing = inv.controlPlanes.filter((m) => !healthy.has(m.ip));
+  if (missing.length === 0) return [];
+  const said = lines.filter((l) => missing.some((m) => l.includes(m.ip))).join('; ') || lines.pop();
+  return [`etcd member(s) not healthy over TLS: ${missing.map((m) => `${m.hostname} (${m.ip})`).join(', ')}: ${said}`];
+}
 
 /** Whether this machine is the one that asks the API for the nodes (the first control-plane machine). */
 const asksApi = (inv: Inventory, machine: Machine) => machine.hostname === inv.controlPlanes[0]!.hostname;

@@ -1,8 +1,11 @@
 // worker-os: what a worker's OS must give Kubernetes before any component runs: the packages
-// kube-proxy and the kubelet call (checked first, so a machine that has them needs no internet),
-// swap off and kept off, br_netfilter (loaded, or built into the kernel: then only its sysctls
-// exist), and the bridge and forwarding sysctls, persisted in one file each (never appended).
+// kube-proxy and the kubelet call, and haproxy with several control planes (api-proxy runs it),
+// checked first, so a machine that has them needs no internet; swap off and kept off,
+// br_netfilter (loaded, or built into the kernel: then only its sysctls exist), and the bridge and
+// forwarding sysctls, persisted in one file each (never appended).
+import { severalControlPlanes } from '../api-endpoints.ts';
 import type { ProbeResult } from '../engine/facts.ts';
+import type { Inventory } from '../inventory.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { WORKER } from '../layout.ts';
@@ -13,6 +16,11 @@ import { WORKER_SYSCTLS } from './support/components.ts';
 /** Debian packages a worker needs (iptables for kube-proxy's iptables mode: the tutorial forgets it). */
 export const WORKER_PACKAGES = ['socat', 'conntrack', 'ipset', 'kmod', 'iptables'];
 
+/** The packages this cluster's workers need: with several control planes, haproxy too (the api-proxy step runs it). */
+export function workerPackages(inv: Inventory): string[] {
+  return severalControlPlanes(inv) ? [...WORKER_PACKAGES, 'haproxy'] : WORKER_PACKAGES;
+}
+
 /** The worker-os step. */
 export const workerOsStep: ChangeStep = {
   name: 'worker-os',
@@ -20,10 +28,11 @@ export const workerOsStep: ChangeStep = {
   targets: (inv) => inv.workers,
   async plan(ctx: StepContext): Promise<Change[]> {
     const { inventory, machine, facts } = ctx;
+    const packages = workerPackages(inventory);
     const { files } = renderedFor(inventory, machine, 'worker-os');
     const found = await inspect(facts, files.map((f) => f.path), [], {
       // One dpkg-query for every package (one it does not know is left out of its answer).
-      packages: sh`dpkg-query -W -f='\${Package} \${Status}\\n' ${WORKER_PACKAGES} 2>/dev/null`,
+      packages: sh`dpkg-query -W -f='\${Package} \${Status}\\n' ${packages} 2>/dev/null`,
       swap: sh`swapon --noheadings --show=NAME 2>/dev/null`,
       fstab: sh`grep -Ec '^[[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]]' /etc/fstab 2>/dev/null`,
       swapTarget: sh`systemctl is-enabled swap.target 2>/dev/null`,
@@ -33,7 +42,7 @@ export const workerOsStep: ChangeStep = {
     const p = found.probes as Record<'packages' | 'swap' | 'fstab' | 'swapTarget' | 'bridge' | 'sysctls', ProbeResult>;
     const changes: Change[] = [];
     const installed = new Set(p.packages.stdout.split('\n').filter((l) => / ok installed$/.test(l)).map((l) => l.split(' ')[0]));
-    const missing = WORKER_PACKAGES.filter((pkg) => !installed.has(pkg));
+    const missing = packages.filter((pkg) => !installed.has(pkg));
     if (missing.length > 0) {
       changes.push({
         kind: 'exec',

@@ -36,12 +36,13 @@ describe('identitiesFor', () => {
     expect(caIdentities().map((c) => [c.name, c.files])).toEqual([['ca', PKI.ca], ['etcd-ca', PKI.etcdCa]]);
   });
 
-  it('the API server certificate names every control-plane machine and the service IP and domain', () => {
+  it('the API server certificate names every control-plane machine, the service IP and domain, and (two control planes) the shared API name', () => {
     expect(byName('kube-api-server').sans).toEqual([
       'IP:127.0.0.1', 'IP:10.32.0.1', 'IP:10.240.0.10', 'IP:10.240.0.11',
       'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', 'DNS:kubernetes.default.svc.cluster',
       'DNS:kubernetes.default.svc.example.internal',
       'DNS:server.kubernetes.local', 'DNS:server', 'DNS:server-b.kubernetes.local', 'DNS:server-b',
+      'DNS:api.kubernetes.local',
     ]);
   });
 

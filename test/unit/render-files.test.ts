@@ -93,11 +93,14 @@ describe('control-plane files', () => {
 describe('every machine: hosts block and pod routes', () => {
   const inv = inventory(THREE_CP);
 
-  it('the hosts block lists every machine once between the markers, and is rendered for both targets', () => {
+  it('the hosts block lists every machine once between the markers, then the shared API name on each control plane, and is rendered for both targets', () => {
     const block = hostsBlock(inv);
     const lines = block.trimEnd().split('\n');
-    expect(lines).toHaveLength(inv.machines.length + 2);
+    expect(lines).toHaveLength(inv.machines.length + inv.controlPlanes.length + 2);
     expect(lines).toContain('10.240.0.22 node-10.kubernetes.local node-10');
+    expect(lines.slice(-4, -1)).toEqual(['10.240.0.11 api.kubernetes.local', '10.240.0.12 api.kubernetes.local', '10.240.0.13 api.kubernetes.local']);
+    // One control plane: the machines only, as before.
+    expect(hostsBlock(inventory(EXAMPLE)).trimEnd().split('\n')).toHaveLength(3 + 2);
     for (const m of inv.machines) {
       const files = renderMachine(inv, m).filter((f) => f.step === 'pin-hosts');
       expect(files.map((f) => [f.path, f.mergeInto])).toEqual([

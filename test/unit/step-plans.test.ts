@@ -3,7 +3,7 @@
 // fake Debian machine with `planning` set, so a plan that tried to write (or ran a command the
 // machine does not know) fails here. pin-hosts and images have suites of their own
 // (pin-hosts.test.ts, images-step.test.ts); verify is a check and smoke an action: neither plans.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -16,6 +16,7 @@ import { createFacts } from '../../src/engine/facts.ts';
 import type { Change, ChangeStep } from '../../src/engine/types.ts';
 import { parseInventory, type Inventory, type Machine } from '../../src/inventory.ts';
 import { BINARY_DIRS, REQUIRED_CNI_PLUGINS } from '../../src/download/layout.ts';
+import { apiProxyStep } from '../../src/steps/api-proxy.ts';
 import { bootstrapControlPlaneStep } from '../../src/steps/bootstrap-control-plane.ts';
 import { bootstrapEtcdStep } from '../../src/steps/bootstrap-etcd.ts';
 import { cniStep } from '../../src/steps/cni.ts';
@@ -31,7 +32,7 @@ import { FakeMachineError } from '../fixtures/fake-transport.ts';
 import { MACHINES, projectDir, stepOptions } from './engine.helpers.ts';
 
 /** A project with stand-in binaries in downloads/ and a whole pki/ (ECDSA keys: fast to make). */
-async function project(): Promise<Inventory> {
+async function project(machines = MACHINES): Promise<Inventory> {
   const dir = projectDir();
   const yaml = 'keyAlgorithm: ecdsa-p256\n';
   writeFileSync(join(dir, 'cluster.yaml'), yaml);
@@ -42,7 +43,7 @@ async function project(): Promise<Inventory> {
   };
   for (const [name, sub] of Object.entries(BINARY_DIRS)) if (name !== 'crictl') bin(`${sub}/${name}`);
   for (const p of REQUIRED_CNI_PLUGINS) bin(`cni-plugins/${p}`);
-  const inv = parseInventory(MACHINES, parseClusterSettings(yaml, join(dir, 'cluster.yaml')), { file: join(dir, 'machines.txt'), dir, clusterFile: join(dir, 'cluster.yaml') });
+  const inv = parseInventory(machines, parseClusterSettings(yaml, join(dir, 'cluster.yaml')), { file: join(dir, 'machines.txt'), dir, clusterFile: join(dir, 'cluster.yaml') });
   await ensureCertificates(inv, new Date());
   writeKubeconfigs(inv);
   writeEncryptionConfig(inv);
@@ -126,6 +127,49 @@ describe('the kubelet resolver file follows systemd-resolved, asked with the ser
       expect(t.commands.filter((c) => c.includes('systemctl is-active'))).toEqual([]);
     });
   }
+});
+
+/** Three control planes and two workers (test/fixtures/ha/machines.txt). */
+const HA_MACHINES = readFileSync(new URL('../fixtures/ha/machines.txt', import.meta.url), 'utf8');
+
+describe('several control planes: the worker steps that differ plan from facts too', () => {
+  let inv: Inventory;
+  beforeAll(async () => {
+    inv = await project(HA_MACHINES);
+  });
+  const HA_CASES: typeof CASES = [
+    { step: workerOsStep, on: 'node-0', setup: (t) => void t.state.packagesMissing.push('haproxy'), fresh: ['run: export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq socat conntrack ipset haproxy'] },
+    { step: apiProxyStep, on: 'node-0', fresh: ['put /etc/haproxy/haproxy.cfg 0644', 'run: systemctl enable --no-reload haproxy', 'run: { systemctl restart haproxy'] },
+  ];
+  for (const c of HA_CASES) {
+    it(`${c.step.name} on ${c.on} of a cluster with three control planes`, async () => {
+      const machine = inv.machines.find((m) => m.hostname === c.on)!;
+      const t = debianMachine(c.on);
+      // haproxy came with the package, disabled (as the lab's machines have it).
+      if (c.step === apiProxyStep) t.state.units.set('haproxy', { enabled: 'disabled', active: 'inactive' });
+      c.setup?.(t);
+      const lines = (await planOn(c.step, inv, machine, t)).map(describeChange);
+      let at = -1;
+      for (const want of c.fresh) {
+        const found = lines.findIndex((l, i) => i > at && l.startsWith(want));
+        expect(found, `${want}\nin:\n${lines.join('\n')}`).toBeGreaterThan(at);
+        at = found;
+      }
+      for (const change of await planOn(c.step, inv, machine, t)) await applyChange(t, change);
+      expect((await planOn(c.step, inv, machine, t)).map(describeChange)).toEqual([]);
+    });
+  }
+
+  it('api-proxy refuses a worker without haproxy, naming the command that installs it, and plans nothing with one control plane', async () => {
+    const t = debianMachine('node-0');
+    t.state.packagesMissing.push('haproxy');
+    await expect(planOn(apiProxyStep, inv, inv.machines.find((m) => m.hostname === 'node-0')!, t))
+      .rejects.toThrow(/\/usr\/sbin\/haproxy is not installed[\s\S]*/);
+    const single = await project();
+    expect(apiProxyStep.targets(single, stepOptions())).toEqual([]);
+    expect(apiProxyStep.idle?.(single)).toMatch(/one control-plane machine/);
+    expect(apiProxyStep.targets(inv, stepOptions()).map((m) => m.hostname)).toEqual(['node-0', 'node-1']);
+  });
 });
 
 describe('kubelet-rbac compares the live objects field by field', () => {

@@ -7,9 +7,12 @@ export function etcdctl(args: Command): Command {
   return sh`ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 --cacert=${SERVER.etcdCa} --cert=${SERVER.etcdClientCrt} --key=${SERVER.etcdClientKey} --command-timeout=5s ${args}`;
 }
 
-/** `etcdctl endpoint health` against the local member over TLS with client-certificate auth. */
-export function etcdHealthCommand(): Command {
-  return etcdctl(sh`endpoint health`);
+/**
+ * `etcdctl endpoint health` against the local member over TLS with client-certificate auth; with
+ * `cluster`, against every member of the member list (each at its advertised client URL).
+ */
+export function etcdHealthCommand(cluster = false): Command {
+  return cluster ? etcdctl(sh`endpoint health --cluster`) : etcdctl(sh`endpoint health`);
 }
 
 /** Waits (up to `timeoutS`) until the local etcd member reports healthy over TLS; prints the last answer on failure. */

@@ -2,6 +2,8 @@
 // verify checks them, and the kill test compares the machines with them.
 import { PKI, SERVER, WORKER } from '../../layout.ts';
 import type { Inventory, Machine } from '../../inventory.ts';
+import { severalControlPlanes } from '../../api-endpoints.ts';
+import { API_PROXY_SERVICE } from '../../render/worker.ts';
 
 /** One pki/ file installed on a machine, and the services that read it. */
 interface Placement {
@@ -38,8 +40,10 @@ export function placements(inv: Inventory, m: Machine): Placement[] {
     ];
   }
   const kubelet = PKI.machine(m.hostname, 'kubelet');
+  // The node-local haproxy checks the API servers against the same CA.
+  const caReaders = severalControlPlanes(inv) ? ['kubelet', API_PROXY_SERVICE] : ['kubelet'];
   return [
-    pub(PKI.ca.crt, WORKER.kubeletCaCrt, 'kubelet'),
+    pub(PKI.ca.crt, WORKER.kubeletCaCrt, ...caReaders),
     pub(kubelet.crt, WORKER.kubeletCrt, 'kubelet'),
     secret(kubelet.key, WORKER.kubeletKey, 'kubelet'),
     secret(kubelet.kubeconfig, WORKER.kubeletKubeconfig, 'kubelet'),
