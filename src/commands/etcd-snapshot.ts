@@ -85,7 +85,7 @@ export const etcdSnapshotRestoreCommand: CliCommand = {
           if (!(e instanceof CommandError)) throw e;
           throw new InputError(`${shownPath(f, ctx.cwd)} is not an etcd snapshot: etcdctl snapshot status says: ${e.stderr.trim().split('\n').at(-1) ?? ''}`, 'give a file saved by "hardway etcd snapshot save"');
         }),
-        });
+      });
       return 0;
     });
   },
