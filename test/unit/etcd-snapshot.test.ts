@@ -50,6 +50,11 @@ describe('the snapshot file check', () => {
     return join(dir, name);
   };
 
+  it('accepts a real snapshot saved by etcdctl 3.4.23', async () => {
+    const real = join(import.meta.dirname, '../fixtures/etcd/snapshot-3.4.23.db');
+    await expect(checkSnapshotFile(real, dir)).resolves.toBeUndefined();
+  });
+
   it('accepts a bbolt database followed by its SHA-256', async () => {
     await expect(checkSnapshotFile(file('good.db', fakeSnapshot()), dir)).resolves.toBeUndefined();
   });
