@@ -56,7 +56,9 @@ export async function restoreSnapshot(run: RestoreRun): Promise<void> {
   try {
     for (const [i, phase] of plan.phases.entries()) {
       say(run.out, `${i + 1}/${plan.phases.length} ${phase.title}`);
+      const started = Date.now();
       const failed = await runPhase(phase, transports);
+      log?.write(`phase ${i + 1}/${plan.phases.length} (${phase.title}) ${failed.length ? 'failed' : 'done'} after ${Date.now() - started} ms`);
       if (failed.length && phase.kind === 'cleanup') {
         // The cluster is restored: a copy left behind is worth a warning, not a failed restore.
         for (const f of failed) say(run.out, `warning: ${f}`);
