@@ -2,6 +2,7 @@
 // then etcdctl snapshot status), so a file that is not a snapshot changes nothing; then the plan
 // of ./restore-plan.ts runs phase by phase on every control-plane machine at once. A phase that
 // fails on any member stops the restore there and says what state the cluster is in.
+import { statSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { say } from '../cli/command.ts';
 import { applyChange, describeChange } from '../engine/apply.ts';
@@ -12,7 +13,6 @@ import type { Inventory, Machine } from '../inventory.ts';
 import type { Transport } from '../transport/types.ts';
 import { restorePlan, type RestorePhase, type RestorePlan } from './restore-plan.ts';
 import { checkSnapshotFile, describeStatus, fileSha256, fileStamp, shownPath, type SnapshotStatus } from './snapshot-file.ts';
-import { statSync } from 'node:fs';
 
 /** What one restore needs; `connect` and `status` are the SSH transport and the jumpbox's etcdctl in production. */
 export interface RestoreRun {
@@ -63,7 +63,7 @@ export async function restoreSnapshot(run: RestoreRun): Promise<void> {
         // The cluster is restored: a copy left behind is worth a warning, not a failed restore.
         for (const f of failed) say(run.out, `warning: ${f}`);
       } else if (failed.length) {
-        if (phase.kind !== 'cleanup') await runPhase(plan.phases.at(-1)!, transports);
+        await runPhase(plan.phases.at(-1)!, transports);
         throw new FailureError(`etcd snapshot restore failed: ${phase.title}:\n${failed.join('\n')}`, stateAfter(phase, plan));
       }
     }
