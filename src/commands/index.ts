@@ -43,6 +43,8 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", steps: ['routes'] },
   { name: 'verify', summary: 'Read-only checks of the whole cluster', steps: ['verify'] },
   { name: 'doctor', summary: 'Explain what is wrong, most likely cause first, and the command that fixes it (read-only)', load: async () => (await import('./doctor.ts')).doctorCommand },
+  { name: 'etcd snapshot save', summary: "Save a snapshot of the cluster's etcd on the jumpbox (0600, verified with etcdctl snapshot status)", load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotSaveCommand },
+  { name: 'etcd snapshot restore', summary: 'Restore every etcd member from a snapshot (stops the control plane and etcd, restores, starts them)', load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotRestoreCommand },
   { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', steps: ['smoke'] },
   { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, verify', preparesPki: true,
     // Control plane and workers are disjoint machines: their two lanes run side by side.

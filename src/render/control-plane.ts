@@ -21,6 +21,11 @@ export function etcdInitialCluster(inv: Inventory): string {
   return inv.controlPlanes.map((m) => `${m.hostname}=https://${m.ip}:2380`).join(',');
 }
 
+/** etcd's --initial-cluster-token: derived from the API server's name so that two clusters on one network never join each other. */
+export function etcdClusterToken(inv: Inventory): string {
+  return `etcd-${inv.apiServerName}`;
+}
+
 /** The API server's --etcd-servers: its own etcd over loopback first, then the other control planes. */
 export function etcdServers(inv: Inventory, machine: Machine): string {
   const others = inv.controlPlanes.filter((m) => m.hostname !== machine.hostname);
@@ -35,8 +40,7 @@ export function renderControlPlane(inv: Inventory, machine: Machine, templates: 
     settings: inv.settings,
     etcd: {
       initialCluster: etcdInitialCluster(inv),
-      // Derived from the API server's name so that two clusters on one network never join each other.
-      clusterToken: `etcd-${inv.apiServerName}`,
+      clusterToken: etcdClusterToken(inv),
     },
     apiServer: {
       etcdServers: etcdServers(inv, machine),
