@@ -9,6 +9,7 @@ import { PKI } from '../layout.ts';
 import { assertDistinctFiles, caIdentities, identitiesFor, profileOf, type CaIdentity, type CaName, type Identity } from './identities.ts';
 import { inspect, untilText } from './inspect.ts';
 import { issueCertificate } from './issue.ts';
+import { RENEW_REASON } from './renew.ts';
 import { generateKey, keyFromPem, type KeyPair } from './keys.ts';
 import { kubeconfigsFor } from './kubeconfig.ts';
 import { migrateLegacyLayout } from './migrate.ts';
@@ -25,8 +26,14 @@ interface ExistingCa {
   key: KeyPair;
 }
 
+/** What `hardway certs` is asked for beyond bringing pki/ in line: leaves to reissue anyway (`--renew`). */
+export interface EnsureOptions {
+  /** Names of leaves (see renewSelection) reissued even when they still match the inventory. */
+  renew?: ReadonlySet<string>;
+}
+
 /** Brings pki/ in line with the inventory. `now` is the clock; the CA is never replaced. */
-export async function ensureCertificates(inv: Inventory, now: Date): Promise<CertsReport> {
+export async function ensureCertificates(inv: Inventory, now: Date, opts: EnsureOptions = {}): Promise<CertsReport> {
   const { settings } = inv;
   const at = (p: string) => join(inv.dir, p);
   const cas = caIdentities();
@@ -55,6 +62,7 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
     if (verdict.daysLeft !== undefined && verdict.daysLeft < settings.renewBeforeDays) {
       reasons.push(verdict.daysLeft < 0 ? `expired ${-verdict.daysLeft} days ago` : `expires in ${verdict.daysLeft} days`);
     }
+    if (reasons.length === 0 && opts.renew?.has(id.name)) reasons.push(RENEW_REASON);
     const fresh = verdict.differences.some((d) => d.kind === 'missing') && verdict.differences.some((d) => d.kind === 'key-missing');
     return { id, reasons, fresh };
   });
