@@ -6,6 +6,10 @@ export const PKI = {
   dir: 'pki',
   ca: { crt: 'pki/ca.crt', key: 'pki/ca.key' },
   etcdCa: { crt: 'pki/etcd-ca.crt', key: 'pki/etcd-ca.key' },
+  /** During a CA rotation (`certs --renew-ca`): the new cluster CA, trusted but not signing yet. */
+  caNext: { crt: 'pki/ca-next.crt', key: 'pki/ca-next.key' },
+  /** After the switch of a CA rotation: the old cluster CA, still trusted until the rotation ends, then kept. */
+  caPrevious: { crt: 'pki/ca-previous.crt', key: 'pki/ca-previous.key' },
   /** `name` is a cluster-wide identity (admin, kube-proxy, kube-api-server, etcd-client, ...), never a machine name. */
   crt: (name: string) => `pki/${name}.crt`,
   key: (name: string) => `pki/${name}.key`,

@@ -86,7 +86,7 @@ export async function ensureCertificates(inv: Inventory, now: Date, opts: Ensure
     note(narrowMode(at(ca.files.key), SECRET_MODE, ca.files.key));
     const daysLeft = Math.floor((new Date(found.cert.validTo).getTime() - now.getTime()) / 86_400_000);
     if (daysLeft < settings.renewBeforeDays) {
-      warnings.push(`${ca.name} expires in ${daysLeft} days; hardway never replaces a CA by itself (every component trusts it): plan a CA rotation`);
+      warnings.push(`${ca.name} expires in ${daysLeft} days; hardway never replaces a CA by itself (every component trusts it): rotate it with hardway certs --renew-ca (three runs, each followed by hardway distribute)`);
     }
   }
 
@@ -147,7 +147,7 @@ function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string |
 
 /** Leaf certificates in pki/ and pki/machines/<hostname>/ that the inventory no longer names (e.g. a removed worker). */
 function unusedCertificates(inv: Inventory, ids: Identity[]): string[] {
-  const known = new Set([...ids.map((i) => i.files.crt), ...caIdentities().map((c) => c.files.crt)]);
+  const known = new Set([...ids.map((i) => i.files.crt), ...caIdentities().map((c) => c.files.crt), PKI.caNext.crt, PKI.caPrevious.crt]);
   const crts = (rel: string) => readdirSync(join(inv.dir, rel), { withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith('.crt')).map((e) => `${rel}/${e.name}`);
   const machinesDir = join(inv.dir, PKI.machinesDir);
