@@ -37,6 +37,11 @@ export const SERVER = {
   k8sDir: '/var/lib/kubernetes',
   caCrt: '/var/lib/kubernetes/ca.crt',
   caKey: '/var/lib/kubernetes/ca.key',
+  /**
+   * The CA certificate the controller manager signs with: the first certificate of pki/ca.crt
+   * alone (it refuses a file of several), while ca.crt may hold two CAs during a CA rotation.
+   */
+  caSigningCrt: '/var/lib/kubernetes/ca-signing.crt',
   apiServerCrt: '/var/lib/kubernetes/kube-api-server.crt',
   apiServerKey: '/var/lib/kubernetes/kube-api-server.key',
   serviceAccountsCrt: '/var/lib/kubernetes/service-accounts.crt',

@@ -4,12 +4,11 @@
 // control-plane secret found on a worker (from an earlier hand install) is removed. Only the
 // services whose files changed restart; control-plane machines take turns, each API server ready
 // again before the next machine starts (a rolling restart).
-import { readPkiFile } from '../certs/identities.ts';
 import type { DesiredFile } from '../engine/desired.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { sh } from '../shell.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
-import { NEVER_ON_WORKERS, placements } from './support/placements.ts';
+import { NEVER_ON_WORKERS, placementContent, placements } from './support/placements.ts';
 import { withRestarts, type ServiceInput } from './support/services.ts';
 import { numberOption } from './options.ts';
 
@@ -23,7 +22,7 @@ export const distributeStep: ChangeStep = {
     const wanted = placements(inventory, machine);
     const desired: DesiredFile[] = wanted.map((p) => ({
       path: p.to,
-      content: readPkiFile(inventory, p.from),
+      content: placementContent(inventory, p),
       mode: p.secret ? 0o600 : 0o644,
       secret: p.secret,
     }));

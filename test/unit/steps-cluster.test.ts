@@ -3,7 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseInventory } from '../../src/inventory.ts';
 import { defaultSettings } from '../../src/cluster-settings.ts';
-import { placements } from '../../src/steps/support/placements.ts';
+import { placementContent, placements } from '../../src/steps/support/placements.ts';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { asOneCommand, routeChanges } from '../../src/steps/routes.ts';
 import { parseRoutes } from '../../src/steps/support/routes.ts';
 import { podRoutes } from '../../src/render/routes.ts';
@@ -30,6 +33,17 @@ describe('distribute placements', () => {
       expect(froms).not.toContain(PKI.etcdCa.key);
       expect(froms.filter((f) => f.endsWith('.key'))).toEqual([PKI.machine(w.hostname, 'kubelet').key]);
     }
+  });
+
+  it('gives the controller manager the signing CA alone (it refuses a bundle), every other reader the whole pki/ca.crt', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hw-placements-'));
+    const [a, b] = ['-----BEGIN CERTIFICATE-----\nQUFB\n-----END CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----\nQkJC\n-----END CERTIFICATE-----\n'];
+    mkdirSync(join(dir, 'pki'));
+    writeFileSync(join(dir, PKI.ca.crt), a + b);
+    const byPath = new Map(placements(inv, server).map((p) => [p.to, p]));
+    expect(byPath.get(SERVER.caSigningCrt)!.services).toEqual(['kube-controller-manager']);
+    expect(placementContent({ dir }, byPath.get(SERVER.caSigningCrt)!).toString()).toBe(a);
+    expect(placementContent({ dir }, byPath.get(SERVER.caCrt)!).toString()).toBe(a + b);
   });
 
   it('marks every key and kubeconfig secret (installed 0600)', () => {
