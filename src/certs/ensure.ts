@@ -10,7 +10,7 @@ import { assertDistinctFiles, caIdentities, identitiesFor, profileOf, type CaIde
 import { inspect, untilText } from './inspect.ts';
 import { issueCertificate } from './issue.ts';
 import { RENEW_REASON } from './renew.ts';
-import { generateKey, keyFromPem, type KeyPair } from './keys.ts';
+import { algorithmOf, generateKey, keyFromPem, type KeyPair } from './keys.ts';
 import { kubeconfigsFor } from './kubeconfig.ts';
 import { migrateLegacyLayout } from './migrate.ts';
 import { doneLine, keptLine, type PkiLine, type PkiReport } from './pki-report.ts';
@@ -64,13 +64,15 @@ export async function ensureCertificates(inv: Inventory, now: Date, opts: Ensure
     }
     if (reasons.length === 0 && opts.renew?.has(id.name)) reasons.push(RENEW_REASON);
     const fresh = verdict.differences.some((d) => d.kind === 'missing') && verdict.differences.some((d) => d.kind === 'key-missing');
-    return { id, reasons, fresh };
+    // The service-accounts key signs every service-account token: a new one would void them all.
+    const keyPem = id.keepKey && verdict.key && algorithmOf(verdict.key) === settings.keyAlgorithm ? readOptional(at(id.files.key)) : undefined;
+    return { id, reasons, fresh, kept: keyPem === undefined ? undefined : keyFromPem(keyPem) };
   });
 
   // Every key that is needed, generated at once: node:crypto runs them on the libuv pool in parallel.
   const newCas = cas.filter((ca) => !existing.has(ca.name));
   const toIssue = leaves.filter((l) => l.reasons.length > 0);
-  const keys = await Promise.all([...newCas, ...toIssue].map(() => generateKey(settings.keyAlgorithm)));
+  const keys = await Promise.all([...newCas, ...toIssue].map((x) => ('kept' in x && x.kept ? x.kept : generateKey(settings.keyAlgorithm))));
   const ctx = { now, validityDays: settings.certValidityDays };
 
   for (const [i, ca] of newCas.entries()) {
@@ -95,12 +97,12 @@ export async function ensureCertificates(inv: Inventory, now: Date, opts: Ensure
     const ca = existing.get(leaf.id.issuer)!;
     const pem = issueCertificate(profileOf(leaf.id), key.publicKey, { certificatePem: ca.pem, privateKey: ca.key.privateKey }, ctx);
     // Key first, then certificate: if we stop in between, the next run sees a mismatch and reissues.
-    writePkiFile(inv.dir, leaf.id.files.key, key.pem, SECRET_MODE);
+    if (!leaf.kept) writePkiFile(inv.dir, leaf.id.files.key, key.pem, SECRET_MODE);
     writePkiFile(inv.dir, leaf.id.files.crt, pem, PUBLIC_MODE);
   }
   for (const leaf of leaves) {
     if (leaf.reasons.length === 0) lines.push(keptLine(`kept ${leaf.id.name}`));
-    else lines.push(doneLine(leaf.fresh ? `issued ${leaf.id.name} (new)` : `reissued ${leaf.id.name} (${leaf.reasons.join('; ')})`));
+    else lines.push(doneLine(leaf.fresh ? `issued ${leaf.id.name} (new)` : `reissued ${leaf.id.name} (${leaf.reasons.join('; ')})${leaf.kept ? ', same key (it signs every service-account token)' : ''}`));
     note(narrowMode(at(leaf.id.files.key), SECRET_MODE, leaf.id.files.key));
   }
   for (const name of unusedCertificates(inv, leaves.map((l) => l.id))) {

@@ -36,6 +36,8 @@ export interface Identity {
   machine?: string;
   /** What the machine's certificate is for, for per-machine identities. */
   role?: MachineRole;
+  /** Reissuing keeps the key (service-accounts: it signs every service-account token). */
+  keepKey?: boolean;
 }
 
 /** The cluster CA and the etcd CA, in the order they are made. */
@@ -74,7 +76,7 @@ export function identitiesFor(inv: Inventory): Identity[] {
     component('kube-controller-manager', 'system:kube-controller-manager'),
     component('kube-scheduler', 'system:kube-scheduler'),
     leaf('kube-api-server', { CN: 'kubernetes' }, apiSans, BOTH),
-    leaf('service-accounts', { CN: 'service-accounts' }, [], ['clientAuth']),
+    { ...leaf('service-accounts', { CN: 'service-accounts' }, [], ['clientAuth']), keepKey: true },
     ...inv.controlPlanes.map((m) =>
       own(m, 'etcd-server', { CN: m.hostname },
         [`IP:${m.ip}`, 'IP:127.0.0.1', `DNS:${m.hostname}`, `DNS:${m.fqdn}`, 'DNS:localhost'], ['serverAuth', 'clientAuth'], 'etcd-ca')),

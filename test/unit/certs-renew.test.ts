@@ -9,7 +9,7 @@ import { identitiesFor } from '../../src/certs/identities.ts';
 import { renewSelection } from '../../src/certs/renew.ts';
 import { InputError } from '../../src/errors.ts';
 import { loadInventory } from '../../src/inventory.ts';
-import { hardway, makeProject, named, opensslVerifies, snapshot } from './certs.helpers.ts';
+import { hardway, makeProject, named, opensslKeyMatches, opensslVerifies, snapshot } from './certs.helpers.ts';
 
 const EC = 'keyAlgorithm: ecdsa-p256\n';
 
@@ -99,6 +99,11 @@ describe('hardway certs --renew', () => {
     expect(changed.filter((f) => f.startsWith('ca.') || f.startsWith('etcd-ca.'))).toEqual([]);
     expect(changed).toContain('kube-api-server.key');
     expect(changed).toContain('jumpbox.kubeconfig');
+    // The service-accounts key signs every service-account token: its certificate is new, the key kept.
+    expect(changed).toContain('service-accounts.crt');
+    expect(changed).not.toContain('service-accounts.key');
+    expect(run.stdout).toContain('reissued service-accounts (renewal asked for (--renew)), same key (it signs every service-account token)\n');
+    expect(opensslKeyMatches(join(p.dir, 'pki/service-accounts.crt'), join(p.dir, 'pki/service-accounts.key'))).toBe(true);
   });
 
   it('an unknown name exits 2 and changes nothing; a name without --renew is a usage error', async () => {
