@@ -4,7 +4,8 @@
 // machines one at a time (each API server ready again before the next), the API's port serves the
 // new serial (openssl s_client), so does node-0's kubelet port, the nodes stay Ready, a second
 // distribute changes nothing. A client lists pods against every API server in turn throughout:
-// with several servers no round of requests loses more than one server.
+// with several servers no round of requests loses more than one server. Then the cluster CA is
+// rotated in its three stages (`certs --renew-ca`, each followed by `distribute`).
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -147,6 +148,40 @@ describe(`certificate rotation on a running ${SERVERS}-server 2-worker cluster (
     const again = await runJson(l, ['distribute']);
     expect(again.json.changed).toBe(0);
     expect(await allInvocations(l)).toEqual(after);
+    expect((await l.hardway(['certs', 'check'])).code).toBe(0);
+  });
+
+  it('CA rotation: start, switch, finish, each followed by distribute; switch refused while a machine is behind; nodes Ready, the API reaches the kubelets, the served certificates chain to the new CA alone', async () => {
+    const l = lab();
+    const server = l.machines.find((m) => m.role === 'control-plane')!;
+    const oldCa = await fileSerial(l, 'pki/ca.crt');
+    const start = await hardway(l, ['certs', '--renew-ca']);
+    expect(start).toContain('CA rotation 1/3 (start)');
+    // Not distributed yet: every machine is behind pki/, so the switch is refused and changes nothing.
+    const refused = await l.hardway(['certs', '--renew-ca']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`--renew-ca refused: ${l.machines.length} machine(s) do not hold pki/'s current CA files yet`);
+    const cycle = async (what: string) => {
+      const run = await runJson(l, ['distribute']);
+      expect(failures(run.json), `${what}: ${run.stderr}`).toEqual({});
+      await eventually(async () => expect(await nodes(l)).toEqual(READY), 120);
+      // The API server reaches a kubelet (its serving certificate against --kubelet-certificate-authority).
+      expect(await jumpboxKubectl(l, ['get', '--raw', '/api/v1/nodes/node-0/proxy/healthz'])).toBe('ok');
+    };
+    await cycle('after start');
+    expect(await hardway(l, ['certs', '--renew-ca'])).toContain('CA rotation 2/3 (switch)');
+    await cycle('after switch');
+    expect(await hardway(l, ['certs', '--renew-ca'])).toContain('CA rotation 3/3 (finish)');
+    await cycle('after finish');
+    const newCa = await fileSerial(l, 'pki/ca.crt');
+    expect(newCa).not.toBe(oldCa);
+    // What the API port and node-0's kubelet port serve verifies against the new CA alone.
+    for (const address of [`${server.ip}:6443`, `${l.machines.find((m) => m.hostname === 'node-0')!.ip}:10250`]) {
+      const verify = await local('openssl', ['s_client', '-connect', address, '-CAfile', join(l.dir, 'pki/ca.crt'), '-verify_return_error'], '');
+      expect(verify.stdout, `${address}: ${verify.stderr}`).toContain('Verify return code: 0 (ok)');
+    }
+    expect((await runJson(l, ['distribute'])).json.changed).toBe(0);
+    expect((await l.hardway(['verify'])).code).toBe(0);
     expect((await l.hardway(['certs', 'check'])).code).toBe(0);
   });
 });
