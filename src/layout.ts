@@ -6,6 +6,10 @@ export const PKI = {
   dir: 'pki',
   ca: { crt: 'pki/ca.crt', key: 'pki/ca.key' },
   etcdCa: { crt: 'pki/etcd-ca.crt', key: 'pki/etcd-ca.key' },
+  /** During a CA rotation (`certs --renew-ca`): the new cluster CA, trusted but not signing yet. */
+  caNext: { crt: 'pki/ca-next.crt', key: 'pki/ca-next.key' },
+  /** After the switch of a CA rotation: the old cluster CA, still trusted until the rotation ends, then kept. */
+  caPrevious: { crt: 'pki/ca-previous.crt', key: 'pki/ca-previous.key' },
   /** `name` is a cluster-wide identity (admin, kube-proxy, kube-api-server, etcd-client, ...), never a machine name. */
   crt: (name: string) => `pki/${name}.crt`,
   key: (name: string) => `pki/${name}.key`,
@@ -33,6 +37,11 @@ export const SERVER = {
   k8sDir: '/var/lib/kubernetes',
   caCrt: '/var/lib/kubernetes/ca.crt',
   caKey: '/var/lib/kubernetes/ca.key',
+  /**
+   * The CA certificate the controller manager signs with: the first certificate of pki/ca.crt
+   * alone (it refuses a file of several), while ca.crt may hold two CAs during a CA rotation.
+   */
+  caSigningCrt: '/var/lib/kubernetes/ca-signing.crt',
   apiServerCrt: '/var/lib/kubernetes/kube-api-server.crt',
   apiServerKey: '/var/lib/kubernetes/kube-api-server.key',
   serviceAccountsCrt: '/var/lib/kubernetes/service-accounts.crt',

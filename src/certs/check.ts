@@ -7,9 +7,6 @@ import { caIdentities, identitiesFor, profileOf, type CaName } from './identitie
 import { inspect } from './inspect.ts';
 import { checkPkiDir, octal, readOptional, SECRET_MODE, tooOpen } from './pki-files.ts';
 
-/** Fewer days left than this is worth a warning. */
-export const WARN_DAYS = 30;
-
 /** The verdict on one certificate, as `certs check --json` prints it. */
 export interface CertificateStatus {
   name: string;
@@ -32,7 +29,8 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
   const at = (p: string) => join(inv.dir, p);
   const cas = new Map<CaName, X509Certificate>();
   const certificates: CertificateStatus[] = [];
-  const judge = (name: string, files: { crt: string; key: string }, run: () => ReturnType<typeof inspect>) => {
+  const warnDays = inv.settings.renewBeforeDays;
+  const judge = (name: string, files: { crt: string; key: string }, run: () => ReturnType<typeof inspect>, renewWith: string) => {
     const verdict = run();
     const problems = verdict.differences.map((d) => d.text);
     const open = readOptional(at(files.key)) === undefined ? undefined : tooOpen(at(files.key), SECRET_MODE);
@@ -40,7 +38,7 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
     const warnings: string[] = [];
     const days = verdict.daysLeft;
     if (days !== undefined && days < 0) problems.push(`expired ${-days} days ago`);
-    else if (days !== undefined && days < WARN_DAYS) warnings.push(`expires in ${days} days`);
+    else if (days !== undefined && days < warnDays) warnings.push(`expires in ${days} days (renewBeforeDays: ${warnDays}); renew it: ${renewWith}`);
     certificates.push({
       name, ok: problems.length === 0, problems, warnings,
       notAfter: verdict.notAfter?.toISOString() ?? null, daysLeft: days ?? null,
@@ -50,7 +48,8 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
 
   for (const ca of caIdentities()) {
     const verdict = judge(ca.name, ca.files, () =>
-      inspect({ profile: profileOf(ca), crtPem: readOptional(at(ca.files.crt)), keyPem: readOptional(at(ca.files.key)), issuer: 'self', now }));
+      inspect({ profile: profileOf(ca), crtPem: readOptional(at(ca.files.crt)), keyPem: readOptional(at(ca.files.key)), issuer: 'self', now }),
+      'hardway certs --renew-ca (a two-phase rotation, see its --help)');
     if (verdict.certificate) cas.set(ca.name, verdict.certificate);
   }
   for (const id of identitiesFor(inv)) {
@@ -59,13 +58,18 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
       inspect({
         profile: profileOf(id), crtPem: readOptional(at(id.files.crt)), keyPem: readOptional(at(id.files.key)),
         issuer, keyAlgorithm: inv.settings.keyAlgorithm, now,
-      }));
+      }), renewCommand(id.name));
     if (!issuer && verdict.certificate) {
       const last = certificates[certificates.length - 1]!;
       last.problems = last.problems.map((p) => (p === 'signed by a different CA' ? `cannot verify the chain: ${id.issuer} is missing or unreadable` : p));
     }
   }
   return { ok: certificates.every((c) => c.ok), certificates };
+}
+
+/** The commands that renew one leaf and install it: what a warning, doctor and the README say. */
+export function renewCommand(name: string): string {
+  return `hardway certs --renew ${name} && hardway distribute`;
 }
 
 /** The human table: name, status, expiry, then problems and warnings. */

@@ -9,7 +9,8 @@ import { PKI } from '../layout.ts';
 import { assertDistinctFiles, caIdentities, identitiesFor, profileOf, type CaIdentity, type CaName, type Identity } from './identities.ts';
 import { inspect, untilText } from './inspect.ts';
 import { issueCertificate } from './issue.ts';
-import { generateKey, keyFromPem, type KeyPair } from './keys.ts';
+import { RENEW_REASON } from './renew.ts';
+import { algorithmOf, generateKey, keyFromPem, type KeyPair } from './keys.ts';
 import { kubeconfigsFor } from './kubeconfig.ts';
 import { migrateLegacyLayout } from './migrate.ts';
 import { doneLine, keptLine, type PkiLine, type PkiReport } from './pki-report.ts';
@@ -25,8 +26,14 @@ interface ExistingCa {
   key: KeyPair;
 }
 
+/** What `hardway certs` is asked for beyond bringing pki/ in line: leaves to reissue anyway (`--renew`). */
+export interface EnsureOptions {
+  /** Names of leaves (see renewSelection) reissued even when they still match the inventory. */
+  renew?: ReadonlySet<string>;
+}
+
 /** Brings pki/ in line with the inventory. `now` is the clock; the CA is never replaced. */
-export async function ensureCertificates(inv: Inventory, now: Date): Promise<CertsReport> {
+export async function ensureCertificates(inv: Inventory, now: Date, opts: EnsureOptions = {}): Promise<CertsReport> {
   const { settings } = inv;
   const at = (p: string) => join(inv.dir, p);
   const cas = caIdentities();
@@ -55,14 +62,17 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
     if (verdict.daysLeft !== undefined && verdict.daysLeft < settings.renewBeforeDays) {
       reasons.push(verdict.daysLeft < 0 ? `expired ${-verdict.daysLeft} days ago` : `expires in ${verdict.daysLeft} days`);
     }
+    if (reasons.length === 0 && opts.renew?.has(id.name)) reasons.push(RENEW_REASON);
     const fresh = verdict.differences.some((d) => d.kind === 'missing') && verdict.differences.some((d) => d.kind === 'key-missing');
-    return { id, reasons, fresh };
+    // The service-accounts key signs every service-account token: a new one would void them all.
+    const keyPem = id.keepKey && verdict.key && algorithmOf(verdict.key) === settings.keyAlgorithm ? readOptional(at(id.files.key)) : undefined;
+    return { id, reasons, fresh, kept: keyPem === undefined ? undefined : keyFromPem(keyPem) };
   });
 
   // Every key that is needed, generated at once: node:crypto runs them on the libuv pool in parallel.
   const newCas = cas.filter((ca) => !existing.has(ca.name));
   const toIssue = leaves.filter((l) => l.reasons.length > 0);
-  const keys = await Promise.all([...newCas, ...toIssue].map(() => generateKey(settings.keyAlgorithm)));
+  const keys = await Promise.all([...newCas, ...toIssue].map((x) => ('kept' in x && x.kept ? x.kept : generateKey(settings.keyAlgorithm))));
   const ctx = { now, validityDays: settings.certValidityDays };
 
   for (const [i, ca] of newCas.entries()) {
@@ -78,7 +88,7 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
     note(narrowMode(at(ca.files.key), SECRET_MODE, ca.files.key));
     const daysLeft = Math.floor((new Date(found.cert.validTo).getTime() - now.getTime()) / 86_400_000);
     if (daysLeft < settings.renewBeforeDays) {
-      warnings.push(`${ca.name} expires in ${daysLeft} days; hardway never replaces a CA by itself (every component trusts it): plan a CA rotation`);
+      warnings.push(`${ca.name} expires in ${daysLeft} days; hardway never replaces a CA by itself (every component trusts it): rotate it with hardway certs --renew-ca (three runs, each followed by hardway distribute)`);
     }
   }
 
@@ -87,12 +97,12 @@ export async function ensureCertificates(inv: Inventory, now: Date): Promise<Cer
     const ca = existing.get(leaf.id.issuer)!;
     const pem = issueCertificate(profileOf(leaf.id), key.publicKey, { certificatePem: ca.pem, privateKey: ca.key.privateKey }, ctx);
     // Key first, then certificate: if we stop in between, the next run sees a mismatch and reissues.
-    writePkiFile(inv.dir, leaf.id.files.key, key.pem, SECRET_MODE);
+    if (!leaf.kept) writePkiFile(inv.dir, leaf.id.files.key, key.pem, SECRET_MODE);
     writePkiFile(inv.dir, leaf.id.files.crt, pem, PUBLIC_MODE);
   }
   for (const leaf of leaves) {
     if (leaf.reasons.length === 0) lines.push(keptLine(`kept ${leaf.id.name}`));
-    else lines.push(doneLine(leaf.fresh ? `issued ${leaf.id.name} (new)` : `reissued ${leaf.id.name} (${leaf.reasons.join('; ')})`));
+    else lines.push(doneLine(leaf.fresh ? `issued ${leaf.id.name} (new)` : `reissued ${leaf.id.name} (${leaf.reasons.join('; ')})${leaf.kept ? ', same key (it signs every service-account token)' : ''}`));
     note(narrowMode(at(leaf.id.files.key), SECRET_MODE, leaf.id.files.key));
   }
   for (const name of unusedCertificates(inv, leaves.map((l) => l.id))) {
@@ -139,7 +149,7 @@ function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string |
 
 /** Leaf certificates in pki/ and pki/machines/<hostname>/ that the inventory no longer names (e.g. a removed worker). */
 function unusedCertificates(inv: Inventory, ids: Identity[]): string[] {
-  const known = new Set([...ids.map((i) => i.files.crt), ...caIdentities().map((c) => c.files.crt)]);
+  const known = new Set([...ids.map((i) => i.files.crt), ...caIdentities().map((c) => c.files.crt), PKI.caNext.crt, PKI.caPrevious.crt]);
   const crts = (rel: string) => readdirSync(join(inv.dir, rel), { withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith('.crt')).map((e) => `${rel}/${e.name}`);
   const machinesDir = join(inv.dir, PKI.machinesDir);

@@ -37,6 +37,8 @@ export interface Identity {
   machine?: string;
   /** What the machine's certificate is for, for per-machine identities. */
   role?: MachineRole;
+  /** Reissuing keeps the key (service-accounts: it signs every service-account token). */
+  keepKey?: boolean;
 }
 
 /** The cluster CA and the etcd CA, in the order they are made. */
@@ -77,7 +79,7 @@ export function identitiesFor(inv: Inventory): Identity[] {
     component('kube-controller-manager', 'system:kube-controller-manager'),
     component('kube-scheduler', 'system:kube-scheduler'),
     leaf('kube-api-server', { CN: 'kubernetes' }, apiSans, BOTH),
-    leaf('service-accounts', { CN: 'service-accounts' }, [], ['clientAuth']),
+    { ...leaf('service-accounts', { CN: 'service-accounts' }, [], ['clientAuth']), keepKey: true },
     ...inv.controlPlanes.map((m) =>
       own(m, 'etcd-server', { CN: m.hostname },
         [`IP:${m.ip}`, 'IP:127.0.0.1', `DNS:${m.hostname}`, `DNS:${m.fqdn}`, 'DNS:localhost'], ['serverAuth', 'clientAuth'], 'etcd-ca')),
@@ -103,6 +105,7 @@ export function assertDistinctFiles(ids: Array<Pick<Identity, 'name' | 'files'>>
     owner.set(file, who);
   };
   for (const ca of caIdentities()) for (const f of [ca.files.crt, ca.files.key]) claim(f, `CA ${ca.name}`);
+  for (const f of [PKI.caNext.crt, PKI.caNext.key, PKI.caPrevious.crt, PKI.caPrevious.key]) claim(f, 'the CA rotation');
   claim(PKI.encryptionConfig, 'the encryption config');
   for (const id of ids) for (const f of [id.files.crt, id.files.key]) claim(f, `certificate ${id.name}`);
   for (const k of kubeconfigs) claim(k.file, `kubeconfig ${k.name}`);

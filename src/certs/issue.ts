@@ -76,6 +76,12 @@ function randomSerial(): Buffer {
   return b;
 }
 
+/** The PEM certificates of a file, in order (one, or a CA bundle); the text itself when it holds none. */
+export function pemBlocks(text: string): string[] {
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
+  return blocks.length > 0 ? blocks.map((b) => (b.endsWith('\n') ? b : `${b}\n`)) : [text];
+}
+
 /** PEM text of a DER certificate, 64 characters a line. */
 export function toPem(certDer: Buffer): string {
   const lines = certDer.toString('base64').match(/.{1,64}/g) ?? [];
@@ -84,7 +90,8 @@ export function toPem(certDer: Buffer): string {
 
 /** The issuer name (the CA certificate's subject, byte for byte) and the CA's subject key id. */
 function issuerOf(caPem: string): { name: forge.asn1.Asn1; keyId: Buffer } {
-  const caDer = Buffer.from(caPem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+  // pki/ca.crt may be a bundle (during a CA rotation): the signing CA is its first certificate.
+  const caDer = Buffer.from(pemBlocks(caPem)[0]!.replace(/-----[^-]+-----|\s/g, ''), 'base64');
   const cert = parseDer(caDer);
   const tbs = (cert.value as forge.asn1.Asn1[])[0]!.value as forge.asn1.Asn1[];
   const fields = tbs[0]!.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC ? tbs.slice(1) : tbs;

@@ -3,6 +3,11 @@ import { resolve } from 'node:path';
 import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { checkCertificates, formatCheck } from '../certs/check.ts';
 import { ensureCertificates } from '../certs/ensure.ts';
+import { identitiesFor } from '../certs/identities.ts';
+import { renewSelection } from '../certs/renew.ts';
+import { InputError } from '../errors.ts';
+import { writeKubeconfigs } from './kubeconfigs.ts';
+import { renewCa } from './certs-ca.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { loadInventory } from '../inventory.ts';
 import { printReport } from './print-report.ts';
@@ -11,16 +16,54 @@ import { printReport } from './print-report.ts';
 export const certsCommand: CliCommand = {
   name: 'certs',
   summary: 'Create the CA and every certificate in pki/ (keeps what is still right)',
+  args: '[--renew [IDENTITY ...] | --renew-ca [--force]]',
   details:
     'The CA and the etcd CA are made once and never replaced. A certificate is reissued only when ' +
     'its subject, names, usages, signing CA or key algorithm no longer match the inventory, its key ' +
     'does not match, or it expires within renewBeforeDays (cluster.yaml). One line per certificate: ' +
-    'kept, issued or reissued with the reason. Key contents are never printed.',
-  options: { ...INVENTORY_OPTIONS },
-  async run({ values, stdout, stderr, cwd }) {
+    'kept, issued or reissued with the reason. Key contents are never printed.\n' +
+    'With --renew, the named leaf certificates (all of them when none is named) get a new key and ' +
+    'certificate although they are still right, and the kubeconfigs that embed them are rewritten; ' +
+    'then "hardway distribute" installs them and restarts only the services that read them (control-plane ' +
+    'machines one at a time, each API server ready before the next). IDENTITY is a name as printed ' +
+    '(kube-api-server, node-0/kubelet, server/etcd-server) or a machine (its own certificates). ' +
+    'A CA is never renewed by --renew.\n' +
+    'With --renew-ca, the cluster CA is rotated in three runs, each followed by "hardway distribute": ' +
+    'start (a new CA joins pki/ca.crt, a bundle trusted on every machine and in every kubeconfig; the ' +
+    'old CA still signs), switch (the new CA signs and every certificate of the cluster CA is reissued; ' +
+    'both are still trusted) and finish (the old CA leaves the bundle; its files stay in pki/ca-previous.*). ' +
+    'Two phases for the components: both CAs trusted, then the old one removed. switch and finish are ' +
+    'refused while any machine does not hold pki/\'s current files (what distribute --dry-run would change ' +
+    'there), so none meets a certificate it does not trust; --force goes ahead anyway. The etcd CA is not rotated.',
+  options: {
+    ...INVENTORY_OPTIONS,
+    renew: { type: 'boolean', description: 'reissue the named leaf certificates (every leaf when none is named), new keys included' },
+    'renew-ca': { type: 'boolean', description: 'the next stage of a rotation of the cluster CA (start, switch, finish: see above)' },
+    force: { type: 'boolean', description: '--renew-ca: go ahead although some machine does not hold pki/\'s current CA files' },
+  },
+  async run(ctx) {
+    const { values, positionals, stdout, stderr, cwd } = ctx;
+    const renewing = values.renew === true;
+    if (values['renew-ca'] === true) {
+      if (renewing || positionals.length > 0) throw new InputError('--renew-ca goes alone', 'renew the CA first (all its stages), leaves any time with --renew');
+      const inv = loadInventory(resolve(cwd, values.machines as string));
+      return withRunLock(inv.dir, 'certs', () => renewCa(inv, ctx, values.force === true));
+    }
+    if (values.force === true) throw new InputError('--force goes with --renew-ca only');
+    if (!renewing && positionals.length > 0) {
+      throw new InputError(`unexpected argument "${positionals[0]}"`, 'certificate names go with --renew: hardway certs --renew NAME ...');
+    }
     const inv = loadInventory(resolve(cwd, values.machines as string));
+    // Checked before the lock and before any file: an unknown name changes nothing.
+    const renew = renewing ? renewSelection(identitiesFor(inv), positionals) : undefined;
     return withRunLock(inv.dir, 'certs', async () => {
-      printReport(await ensureCertificates(inv, new Date()), { stdout, stderr });
+      printReport(await ensureCertificates(inv, new Date(), { ...(renew ? { renew } : {}) }), { stdout, stderr });
+      if (renew) {
+        // The kubeconfigs embed the client certificates: renewed ones must not keep the old.
+        const written = writeKubeconfigs(inv);
+        printReport({ ...written, lines: written.lines.filter((l) => !l.kept) }, { stdout, stderr });
+        say(stdout, 'next: hardway distribute (installs the renewed files and restarts only the services that read them)');
+      }
       return 0;
     });
   },
@@ -33,7 +76,8 @@ export const certsCheckCommand: CliCommand = {
   details:
     'For each CA and each certificate the inventory needs: it exists, is signed by its CA, its key ' +
     'matches and is mode 0600, its subject, names and usages match the inventory, and it has not ' +
-    'expired (fewer than 30 days left is a warning). Exit 1 when anything is wrong.',
+    'expired. Fewer days left than renewBeforeDays (cluster.yaml, default 30) is a warning that names ' +
+    'the fix (hardway certs --renew NAME && hardway distribute). Exit 1 when anything is wrong.',
   options: {
     ...INVENTORY_OPTIONS,
     json: { type: 'boolean', description: 'print exactly one JSON object: {ok, certificates: [...]}' },

@@ -54,12 +54,19 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     const idle = step.kind === 'check' || step.kind === 'action' ? undefined : step.idle?.(req.inventory);
     reporter.stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
     const untouched = new Set<string>();
-    const outcomes = await Promise.all(runnable.map((target) => slots.run(async () => {
+    const runOne = (target: Target) => slots.run(async () => {
       const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, atOnce);
       reporter.hostFinished(step, outcome.result, outcome.details);
       if (outcome.untouched) untouched.add(target.host.name);
       return outcome.result;
-    })));
+    });
+    const inTurns = runnable.filter((t) => t.host.machine !== undefined && step.inTurns?.(t.host.machine) === true);
+    const together = runnable.filter((t) => !inTurns.includes(t));
+    const outcomes = (await Promise.all([Promise.all(together.map(runOne)), oneByOne(inTurns, runOne, (t, failed) => {
+      const r = skipped(step, t, `not run: ${failed} failed first, and these machines take turns (a rolling restart stops at the first failure)`);
+      reporter.hostFinished(step, r, []);
+      return r;
+    })])).flat();
     // The log's `==>` lines follow the display order; this line is when the step really ended.
     deps.runLog.write(`step ${step.name} finished in ${Date.now() - started} ms`);
     await reporter.stepFinished(step, outcomes);
@@ -81,6 +88,16 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
   }
   await shown.drain();
   return summarize(perStep.flat());
+}
+
+/** Runs targets one after another; once one fails, the rest become `stop(target, failedHost)` instead. */
+async function oneByOne(targets: Target[], run: (t: Target) => Promise<HostResult>, stop: (t: Target, failed: string) => HostResult): Promise<HostResult[]> {
+  const results: HostResult[] = [];
+  for (const t of targets) {
+    const failed = results.find((r) => r.status === 'failed');
+    results.push(failed ? stop(t, failed.machine) : await run(t));
+  }
+  return results;
 }
 
 function skipped(step: Step, target: Target, why: string): HostResult {

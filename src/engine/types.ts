@@ -108,6 +108,12 @@ interface StepBase {
   title: string;
   /** The machines this step applies to (before --node filtering). */
   targets(inv: Inventory, options: StepOptions): Machine[];
+  /**
+   * Machines that take turns within this step (a rolling restart): one at a time, in inventory
+   * order, each once the one before it has finished; after one fails the rest are not run. The
+   * others run side by side as usual.
+   */
+  inTurns?(machine: Machine): boolean;
 }
 
 /**

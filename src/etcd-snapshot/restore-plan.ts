@@ -7,7 +7,7 @@ import { SERVER } from '../layout.ts';
 import type { Change, LocalFileContent } from '../engine/types.ts';
 import { etcdClusterToken, etcdInitialCluster } from '../render/control-plane.ts';
 import { sh } from '../shell.ts';
-import { waitApi } from '../steps/kubelet-rbac.ts';
+import { waitApi } from '../steps/support/api.ts';
 import { waitEtcdHealthy } from '../steps/support/etcd.ts';
 import { CONTROL_PLANE_SERVICES } from '../steps/support/components.ts';
 

@@ -13,7 +13,7 @@ export interface StepEntry {
 /** Every step hardway has. */
 export const STEPS = {
   'pin-hosts': { options: ['local'], load: async () => (await import('./pin-hosts.ts')).pinHostsStep },
-  distribute: { load: async () => (await import('./distribute.ts')).distributeStep },
+  distribute: { options: ['api-timeout'], load: async () => (await import('./distribute.ts')).distributeStep },
   'bootstrap-etcd': { load: async () => (await import('./bootstrap-etcd.ts')).bootstrapEtcdStep },
   'bootstrap-control-plane': { load: async () => (await import('./bootstrap-control-plane.ts')).bootstrapControlPlaneStep },
   'kubelet-rbac': { options: ['api-timeout'], load: async () => (await import('./kubelet-rbac.ts')).kubeletRbacStep },

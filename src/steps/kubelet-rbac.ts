@@ -3,8 +3,8 @@
 // client identity. Applied with `kubectl apply` only when the live objects lack a field of the
 // manifest, so reruns change nothing; a rerun reads both with one kubectl in the facts batch.
 import { FailureError, PreconditionError } from '../errors.ts';
-import { SERVER } from '../layout.ts';
-import { sh, type Command } from '../shell.ts';
+import { sh } from '../shell.ts';
+import { localKubectl, waitApi } from './support/api.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import type { ProbeResult } from '../engine/facts.ts';
 import { numberOption } from './options.ts';
@@ -42,12 +42,7 @@ subjects:
     name: kubernetes
 `;
 
-const kubectl = (args: Command) => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=5s ${args}`;
-
-/** Waits up to `timeoutS` for the local API server's /readyz; prints the last error on failure. */
-export function waitApi(timeoutS: number): Command {
-  return sh`for i in $(seq ${timeoutS}); do out=$(${kubectl(sh`get --raw=/readyz`)} 2>&1) && exit 0; [ "$i" -lt ${timeoutS} ] && sleep 1; done; echo "$out" >&2; exit 1`;
-}
+const kubectl = localKubectl;
 
 /** The objects of RBAC_MANIFEST, as the API returns them (what a live object must contain). */
 const WANTED = parseAllDocuments(RBAC_MANIFEST).map((d) => d.toJSON() as KubeObject);

@@ -6,7 +6,7 @@ import type { StepOptions } from '../engine/types.ts';
 /** Every step option: its CLI spec (which is also its --help line and its one default). */
 export const STEP_OPTIONS = {
   local: { type: 'boolean', description: "pin-hosts: also put the block into this machine's (the jumpbox's) own /etc/hosts" },
-  'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', range: [1, 3600], description: 'kubelet-rbac: how long to wait for the API server to answer' },
+  'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', range: [1, 3600], description: 'kubelet-rbac, distribute: how long to wait for the API server to answer (after a restart)' },
   'ready-timeout': { type: 'string', arg: 'SECONDS', default: '60', range: [0, 3600], description: 'verify: how long to wait for every node to be Ready' },
   image: { type: 'string', arg: 'IMAGE', default: 'nginx:stable', description: 'smoke: the image the test deployment runs (the workers must be able to pull it)' },
 } as const satisfies Record<string, OptionSpec>;

@@ -1,7 +1,6 @@
 // verify: read-only checks of the whole cluster on every machine (a check: facts only, so it cannot
 // change anything); every problem found on a machine is listed in one failure for that machine.
 import { createHash } from 'node:crypto';
-import { readPkiFile } from '../certs/identities.ts';
 import { severalControlPlanes } from '../api-endpoints.ts';
 import { FailureError } from '../errors.ts';
 import { podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
@@ -16,7 +15,7 @@ import { etcdHealthCommand } from './support/etcd.ts';
 import { inspect } from './support/inspect.ts';
 import { numberOption } from './options.ts';
 import { resolvedAddresses, resolveNames } from './support/names.ts';
-import { placements } from './support/placements.ts';
+import { placementContent, placements } from './support/placements.ts';
 import { parseRoutes } from './support/routes.ts';
 
 /** The services that must be active on a machine of this role. */
@@ -71,7 +70,7 @@ export const verifyStep: CheckStep = {
 
     for (const w of wanted) {
       const f = found.files.get(w.to)!;
-      const sha = createHash('sha256').update(readPkiFile(inv, w.from)).digest('hex');
+      const sha = createHash('sha256').update(placementContent(inv, w)).digest('hex');
       if (!f.exists) problems.push(`${w.to} is missing (from ${w.from})`);
       else if (f.sha256 !== sha) problems.push(`${w.to} differs from ${w.from}`);
       else if (w.secret && (f.mode! & 0o077) !== 0) problems.push(`${w.to} is readable by others (mode ${f.mode!.toString(8)})`);

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadInventory, type Inventory } from '../../src/inventory.ts';
 import { renderMachine } from '../../src/render/machine.ts';
-import { placements } from '../../src/steps/support/placements.ts';
+import { placementContent, placements } from '../../src/steps/support/placements.ts';
 import { kubernetesToRender } from '../../src/steps/support/kubernetes-version.ts';
 import { expectedServices } from '../../src/steps/verify.ts';
 
@@ -72,7 +72,7 @@ export class Desired {
     const out = new Map(this.fixed.get(m)!);
     for (const p of placements(this.inv, machine)) {
       const from = join(this.inv.dir, p.from);
-      out.set(p.to, existsSync(from) ? sha256(readFileSync(from)) : 'not in pki/');
+      out.set(p.to, existsSync(from) ? sha256(placementContent(this.inv, p)) : 'not in pki/');
     }
     return out;
   }

@@ -125,13 +125,25 @@ describe('hardway certs check', () => {
     expect(problemsOf(report, 'admin')).toEqual(['key file pki/admin.key is mode 0640, must be 0600']);
   });
 
-  it('fewer than 30 days left is a warning (exit 0); an expired certificate is a problem', async () => {
+  it('fewer days left than renewBeforeDays is a warning naming the fix (exit 0); an expired certificate is a problem', async () => {
     const p = await freshProject('keyAlgorithm: ecdsa-p256\ncertValidityDays: 20\nrenewBeforeDays: 10\n');
     const { code, report } = await checkJson(p);
     expect(code).toBe(0);
-    expect(report.certificates.find((c) => c.name === 'admin')!.warnings).toEqual(['expires in 19 days']);
+    // 19 days left, outside a 10-day window: no warning.
+    expect(report.certificates.find((c) => c.name === 'admin')!.warnings).toEqual([]);
+    const inv = loadInventory(p.machines);
+    const soon = checkCertificates(inv, new Date(Date.now() + 11 * 86_400_000));
+    expect(soon.ok).toBe(true);
+    expect(soon.certificates.find((c) => c.name === 'node-0/kubelet')!.warnings)
+      .toEqual(['expires in 8 days (renewBeforeDays: 10); renew it: hardway certs --renew node-0/kubelet && hardway distribute']);
+    expect(soon.certificates.find((c) => c.name === 'ca')!.warnings).toEqual(['expires in 8 days (renewBeforeDays: 10); renew it: hardway certs --renew-ca (a two-phase rotation, see its --help)']);
+    // The default window is 30 days: the same certificates warn at once.
+    writeFileSync(join(p.dir, 'cluster.yaml'), 'keyAlgorithm: ecdsa-p256\ncertValidityDays: 40\n');
+    const wide = checkCertificates(loadInventory(p.machines), new Date());
+    expect(wide.certificates.find((c) => c.name === 'admin')!.warnings).toEqual(['expires in 19 days (renewBeforeDays: 30); renew it: hardway certs --renew admin && hardway distribute']);
     const run = await hardway(p, 'certs', 'check');
-    expect(run.stdout).toMatch(/^admin\s+warn\s+.*\n\s+! expires in 19 days$/m);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^admin\s+warn\s+.*\n\s+! expires in 19 days \(renewBeforeDays: 30\); renew it: hardway certs --renew admin && hardway distribute$/m);
     // The same set seen 30 days later (the check takes its clock as an argument).
     const later = checkCertificates(loadInventory(p.machines), new Date(Date.now() + 30 * 86_400_000));
     expect(later.ok).toBe(false);

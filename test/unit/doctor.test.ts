@@ -1,7 +1,7 @@
 // hardway doctor's judgement, on evidence recorded from a real lab (healthy, and after each
 // `hardway lab break` scenario): the first finding is that scenario's cause on that machine, with
 // the fix the scenario table promises; and edge cases made from the recorded evidence.
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -158,6 +158,24 @@ describe('doctor: certificates judged on the machine\'s own clock', () => {
     expect(f!.cause).toBe("the kubelet's serving certificate on node-0 is not signed by the cluster CA (pki/ca.crt)");
   });
 
+  it('a certificate inside renewBeforeDays (or expired) in pki/ too: renew that identity, then distribute', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    const notAfter = Date.parse(new X509Certificate(ctx.pki['pki/machines/node-0/kubelet.crt']!).validTo);
+    // node-0's clock 5 days before its kubelet certificate ends: inside the default 30-day window.
+    evidence[1]!.probes.clock = { code: 0, stdout: `${Math.floor((notAfter - 5 * 86_400_000) / 1000)}\n` };
+    const findings = diagnose(ctx, evidence, api);
+    const kubelet = findings.find((f) => f.cause.startsWith("the kubelet's serving certificate on node-0"));
+    expect(kubelet).toMatchObject({ machine: 'node-0', check: 'certificates', fix: 'hardway certs --renew node-0/kubelet && hardway distribute' });
+    expect(kubelet!.cause).toMatch(/ expires in [45] days \(renewBeforeDays: 30\)$/);
+    expect(findings.find((f) => f.cause.startsWith("the kube-proxy's client certificate"))!.fix).toBe('hardway certs --renew kube-proxy && hardway distribute');
+    expect(findings.every((f) => f.machine === 'node-0')).toBe(true);
+    // Expired: the same fix.
+    evidence[1]!.probes.clock = { code: 0, stdout: `${Math.floor((notAfter + 86_400_000) / 1000)}\n` };
+    const expired = diagnose(ctx, evidence, api).find((f) => f.cause.startsWith("the kubelet's serving certificate on node-0"));
+    expect(expired!.cause).toMatch(/ expired on /);
+    expect(expired!.fix).toBe('hardway certs --renew node-0/kubelet && hardway distribute');
+  });
+
   it('a kubelet certificate without the node\'s name (the API server dials the kubelet by it)', () => {
     const { ctx, evidence, api } = recorded('healthy');
     evidence[1]!.files[KUBELET_CRT] = ctx.pki['pki/machines/node-1/kubelet.crt']!;
@@ -214,3 +232,4 @@ describe('doctor: parsing and reading', () => {
     expect(ev.unreachable?.kind).toBe('facts');
   });
 });
+

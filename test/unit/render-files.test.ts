@@ -60,7 +60,7 @@ describe('control-plane files', () => {
     const cm = file(files, `${ANY.units}/kube-controller-manager.service`).content;
     expect(flag(cm, 'service-cluster-ip-range')).toBe('10.96.0.0/16');
     expect(flag(cm, 'cluster-cidr')).toBe('10.200.0.0/16');
-    expect(flag(cm, 'cluster-signing-cert-file')).toBe(SERVER.caCrt);
+    expect(flag(cm, 'cluster-signing-cert-file')).toBe(SERVER.caSigningCrt);
     expect(flag(cm, 'cluster-signing-key-file')).toBe(SERVER.caKey);
     expect(flag(cm, 'kubeconfig')).toBe(SERVER.controllerManagerKubeconfig);
     expect(flag(cm, 'use-service-account-credentials')).toBe('true');

@@ -3,7 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseInventory } from '../../src/inventory.ts';
 import { defaultSettings } from '../../src/cluster-settings.ts';
-import { placements } from '../../src/steps/support/placements.ts';
+import { placementContent, placements } from '../../src/steps/support/placements.ts';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { asOneCommand, routeChanges } from '../../src/steps/routes.ts';
 import { parseRoutes } from '../../src/steps/support/routes.ts';
 import { podRoutes } from '../../src/render/routes.ts';
@@ -30,6 +33,17 @@ describe('distribute placements', () => {
       expect(froms).not.toContain(PKI.etcdCa.key);
       expect(froms.filter((f) => f.endsWith('.key'))).toEqual([PKI.machine(w.hostname, 'kubelet').key]);
     }
+  });
+
+  it('gives the controller manager the signing CA alone (it refuses a bundle), every other reader the whole pki/ca.crt', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hw-placements-'));
+    const [a, b] = ['-----BEGIN CERTIFICATE-----\nQUFB\n-----END CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----\nQkJC\n-----END CERTIFICATE-----\n'];
+    mkdirSync(join(dir, 'pki'));
+    writeFileSync(join(dir, PKI.ca.crt), a + b);
+    const byPath = new Map(placements(inv, server).map((p) => [p.to, p]));
+    expect(byPath.get(SERVER.caSigningCrt)!.services).toEqual(['kube-controller-manager']);
+    expect(placementContent({ dir }, byPath.get(SERVER.caSigningCrt)!).toString()).toBe(a);
+    expect(placementContent({ dir }, byPath.get(SERVER.caCrt)!).toString()).toBe(a + b);
   });
 
   it('marks every key and kubeconfig secret (installed 0600)', () => {
@@ -159,6 +173,27 @@ describe('service changes', () => {
       'for s in kube-proxy; do if systemctl is-',
     ]);
     expect(withRestarts(factsWith({}), inputs, [])).toEqual([]);
+  });
+
+  it('distribute restarts only the services of the changed files, etcd first, then waits for the API server to be ready', () => {
+    const inputs = [
+      { path: SERVER.caCrt, services: ['kube-apiserver', 'kube-controller-manager'] },
+      { path: SERVER.apiServerCrt, services: ['kube-apiserver'] },
+      { path: SERVER.etcdCrt, services: ['etcd'] },
+      { path: SERVER.schedulerKubeconfig, services: ['kube-scheduler'] },
+    ];
+    const running = factsWith({ 'kube-apiserver': 'enabled active', etcd: 'enabled active', 'kube-scheduler': 'enabled active' });
+    const out = withRestarts(running, inputs, [put(SERVER.apiServerCrt), put(SERVER.etcdCrt)], { apiTimeoutS: 120 });
+    const last = out[out.length - 1]!;
+    expect(last.kind === 'exec' && last.cmd.text).toBe(
+      'for s in etcd kube-apiserver; do if systemctl is-active --quiet "$s"; then systemctl restart "$s" || exit 1; fi; rm -f /var/lib/hardway/restart-due/"$s"; done' +
+      ' && if systemctl is-active --quiet kube-apiserver; then for i in $(seq 120); do out=$(kubectl --kubeconfig=/var/lib/kubernetes/admin.kubeconfig --request-timeout=5s get --raw=/readyz 2>&1) && exit 0;' +
+      ' [ "$i" -lt 120 ] && sleep 1; done; echo "$out" >&2; exit 1; fi');
+    expect(last.reason).toBe('inputs changed for etcd, kube-apiserver (restarted if running; then the API server ready (/readyz))');
+    // A kubelet certificate restarts the kubelet alone, and waits for nothing else.
+    const kubelet = withRestarts(factsWith({ kubelet: 'enabled active' }), [{ path: '/var/lib/kubelet/kubelet.crt', services: ['kubelet'] }], [put('/var/lib/kubelet/kubelet.crt')], { apiTimeoutS: 120 });
+    expect(kubelet.map((c) => (c.kind === 'exec' ? c.cmd.text : c.path)).pop()).toBe(
+      'for s in kubelet; do if systemctl is-active --quiet "$s"; then systemctl restart "$s" || exit 1; fi; rm -f /var/lib/hardway/restart-due/"$s"; done');
   });
 
   it('enables and starts a service that is not running', async () => {

@@ -3,6 +3,7 @@
 // Pure: PEM texts in, findings out (node:crypto parses; nothing is read here).
 import { X509Certificate } from 'node:crypto';
 import type { Machine } from '../../inventory.ts';
+import { identitiesFor } from '../../certs/identities.ts';
 import { PKI } from '../../layout.ts';
 import { hardwayFix } from '../fixes.ts';
 import { certificateFiles, KUBECONFIGS } from '../probes.ts';
@@ -24,14 +25,41 @@ interface Subject {
 export function certificateFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
   const clock = Number(ev.probes.clock?.stdout.trim());
   const now = Number.isFinite(clock) && clock > 0 ? clock * 1000 : ctx.now;
+  const windowDays = ctx.inventory.settings.renewBeforeDays;
   return subjectsOf(ctx, m, ev).flatMap((s) => {
-    const problem = judge(ctx, s, now);
+    const problem = judge(ctx, s, now) ?? renewalDue(s, now, windowDays);
     if (!problem) return [];
-    const installedIsWrong = ctx.pki[s.pki] !== undefined && ctx.pki[s.pki] !== s.pem && !judge(ctx, { ...s, pem: ctx.pki[s.pki]! }, now);
-    // pki/ holds a good one: send it. Else pki/ itself must be renewed first, which `up` does (certs, kubeconfigs, distribute).
-    const fix = installedIsWrong ? hardwayFix(ctx, 'distribute', m.hostname) : hardwayFix(ctx, 'up', m.hostname);
+    const inPki = ctx.pki[s.pki];
+    const pkiIsGood = inPki !== undefined && !judge(ctx, { ...s, pem: inPki }, now) && !renewalDue({ ...s, pem: inPki }, now, windowDays);
+    // pki/ holds a good one: send it. An expiring (or expired) one in pki/ too: renew it, then send
+    // it. Anything else wrong in pki/ is what `up` puts right (certs, kubeconfigs, distribute).
+    const fix = inPki !== s.pem && pkiIsGood ? hardwayFix(ctx, 'distribute', m.hostname)
+      : problem.dueToTime ? renewalFix(ctx, s)
+        : hardwayFix(ctx, 'up', m.hostname);
     return [{ machine: m.hostname, check: 'certificates', cause: `${s.what} on ${m.hostname} ${problem.cause}`, evidence: `${s.where}: ${problem.evidence}`, fix }];
   });
+}
+
+/** A readable certificate that expires within the renewal window (renewBeforeDays), if so. */
+function renewalDue(s: Subject, now: number, windowDays: number): Problem | undefined {
+  if (s.pem === null) return undefined;
+  let to: number;
+  try {
+    to = Date.parse(new X509Certificate(s.pem).validTo);
+  } catch {
+    return undefined;
+  }
+  const days = Math.floor((to - now) / 86_400_000);
+  if (now > to || days >= windowDays) return undefined;
+  return { cause: `expires in ${days} days (renewBeforeDays: ${windowDays})`, evidence: `notAfter=${new Date(to).toISOString()}, machine clock ${new Date(now).toISOString()}`, dueToTime: true };
+}
+
+/** The fix for a certificate whose time is (nearly) up in pki/ as well: renew that identity, then send it. */
+function renewalFix(ctx: DoctorContext, s: Subject): string {
+  if (s.isCa) return `hardway certs --renew-ca${ctx.projectArgs} (a two-phase rotation: see hardway certs --help)`;
+  const id = identitiesFor(ctx.inventory).find((i) => i.files.crt === s.pki);
+  const name = id?.name ?? s.pki;
+  return `hardway certs --renew ${name}${ctx.projectArgs} && hardway distribute${ctx.projectArgs}`;
 }
 
 function subjectsOf(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Subject[] {
@@ -54,8 +82,15 @@ function subjectsOf(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Subjec
   return [...clients, ...files];
 }
 
+/** What is wrong with a certificate; `dueToTime` when only its validity period is (expired or expiring). */
+interface Problem {
+  cause: string;
+  evidence: string;
+  dueToTime?: boolean;
+}
+
 /** What is wrong with one certificate at `now`, if anything. */
-function judge(ctx: DoctorContext, s: Subject, now: number): { cause: string; evidence: string } | undefined {
+function judge(ctx: DoctorContext, s: Subject, now: number): Problem | undefined {
   if (s.pem === null) return { cause: 'is missing', evidence: 'No such file or directory' };
   let cert: X509Certificate;
   try {
@@ -66,7 +101,7 @@ function judge(ctx: DoctorContext, s: Subject, now: number): { cause: string; ev
   const from = Date.parse(cert.validFrom);
   const to = Date.parse(cert.validTo);
   const clock = `machine clock ${new Date(now).toISOString()}`;
-  if (now > to) return { cause: `expired on ${new Date(to).toISOString()}`, evidence: `notAfter=${cert.validTo}, ${clock}` };
+  if (now > to) return { cause: `expired on ${new Date(to).toISOString()}`, evidence: `notAfter=${cert.validTo}, ${clock}`, dueToTime: true };
   if (now < from) return { cause: `is not valid until ${new Date(from).toISOString()} (is the machine's clock behind?)`, evidence: `notBefore=${cert.validFrom}, ${clock}` };
   if (ctx.caPem) {
     const ca = new X509Certificate(ctx.caPem);

@@ -4,6 +4,8 @@ import { PKI, SERVER, WORKER } from '../../layout.ts';
 import type { Inventory, Machine } from '../../inventory.ts';
 import { severalControlPlanes } from '../../api-endpoints.ts';
 import { API_PROXY_SERVICE } from '../../render/worker.ts';
+import { readPkiFile } from '../../certs/identities.ts';
+import { pemBlocks } from '../../certs/issue.ts';
 
 /** One pki/ file installed on a machine, and the services that read it. */
 interface Placement {
@@ -11,6 +13,14 @@ interface Placement {
   to: string;
   secret: boolean;
   services: string[];
+  /** Install only the first certificate of `from` (a CA bundle's signing CA). */
+  firstCertificate?: boolean;
+}
+
+/** The bytes a placement installs: its pki/ file, or that file's first certificate. */
+export function placementContent(inv: Pick<Inventory, 'dir'>, p: Placement): Buffer {
+  const content = readPkiFile(inv, p.from);
+  return p.firstCertificate ? Buffer.from(pemBlocks(content.toString('utf8'))[0]!, 'utf8') : content;
 }
 
 const pub = (from: string, to: string, ...services: string[]): Placement => ({ from, to, secret: false, services });
@@ -23,6 +33,7 @@ export function placements(inv: Inventory, m: Machine): Placement[] {
     return [
       pub(PKI.ca.crt, SERVER.caCrt, 'kube-apiserver', 'kube-controller-manager'),
       secret(PKI.ca.key, SERVER.caKey, 'kube-controller-manager'),
+      { ...pub(PKI.ca.crt, SERVER.caSigningCrt, 'kube-controller-manager'), firstCertificate: true },
       pub(PKI.crt('kube-api-server'), SERVER.apiServerCrt, 'kube-apiserver'),
       secret(PKI.key('kube-api-server'), SERVER.apiServerKey, 'kube-apiserver'),
       pub(PKI.crt('service-accounts'), SERVER.serviceAccountsCrt, 'kube-apiserver'),

@@ -5,6 +5,7 @@ import { sh, type Command } from '../../shell.ts';
 import type { ServiceState } from './inspect.ts';
 import type { Change } from '../../engine/types.ts';
 import { ANY } from '../../layout.ts';
+import { waitApi } from './api.ts';
 
 /** A file a step manages and the services that must restart when it changes. */
 export interface ServiceInput {
@@ -118,12 +119,19 @@ export function waitActive(service: string, timeoutS = ACTIVE_TIMEOUT_S): Comman
  * left is not acted on here but by the step that owns the service, which runs later and first puts
  * its own files right (restarting etcd here while its binary is still missing would fail).
  */
-export function withRestarts(states: Map<string, ServiceState>, inputs: ServiceInput[], planned: Change[]): Change[] {
+export function withRestarts(states: Map<string, ServiceState>, inputs: ServiceInput[], planned: Change[], opts: { apiTimeoutS?: number } = {}): Change[] {
   const changed = changedPaths(planned);
-  const services = [...new Set(inputs.filter((i) => changed.has(i.path)).flatMap((i) => i.services))];
+  // etcd first: the API server restarted after it finds its storage back at once.
+  const services = [...new Set(inputs.filter((i) => changed.has(i.path)).flatMap((i) => i.services))]
+    .sort((a, b) => Number(b === 'etcd') - Number(a === 'etcd'));
   if (services.length === 0) return planned;
   const running = services.filter((s) => states.get(s)?.active === 'active');
   // Only running services restart: on a fresh machine the units of later steps do not exist yet.
-  const cmd = sh`for s in ${services}; do if systemctl is-active --quiet "$s"; then systemctl restart "$s" || exit 1; fi; rm -f ${ANY.restartDue}/"$s"; done`;
-  return [...markRestartsDue(running), ...planned, { kind: 'exec', cmd, reason: `inputs changed for ${services.join(', ')} (restarted if running)` }];
+  const restart = sh`for s in ${services}; do if systemctl is-active --quiet "$s"; then systemctl restart "$s" || exit 1; fi; rm -f ${ANY.restartDue}/"$s"; done`;
+  // A restarted API server must answer again before this machine is done (and, in a rolling
+  // restart, before the next control-plane machine restarts its own).
+  const api = services.includes('kube-apiserver') && opts.apiTimeoutS !== undefined;
+  const cmd = api ? sh`${restart} && if systemctl is-active --quiet kube-apiserver; then ${waitApi(opts.apiTimeoutS!)}; fi` : restart;
+  const reason = `inputs changed for ${services.join(', ')} (restarted if running${api ? '; then the API server ready (/readyz)' : ''})`;
+  return [...markRestartsDue(running), ...planned, { kind: 'exec', cmd, reason }];
 }

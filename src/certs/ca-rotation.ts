@@ -1,0 +1,130 @@
+// `hardway certs --renew-ca`: the cluster CA replaced without a moment in which a component meets a
+// certificate it does not trust. Each run does one stage, and the state lives in pki/ alone:
+//   start   a new CA (pki/ca-next.*) joins the trust bundle pki/ca.crt behind the old one, which
+//           still signs; kubeconfigs embed the bundle. Then `distribute`: every machine trusts both.
+//   switch  the new CA signs: pki/ca.key is its key, pki/ca.crt lists it first, the old one is kept
+//           as pki/ca-previous.* (still trusted); every leaf of the cluster CA is reissued. Then
+//           `distribute`.
+//   finish  the old CA leaves the bundle (its files stay in pki/ca-previous.*). Then `distribute`.
+// Stages run in this order; a stage resumes where a killed run stopped. The CA keys never leave
+// pki/ except pki/ca.key, which distribute sends to control-plane machines as before.
+import { X509Certificate } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Inventory } from '../inventory.ts';
+import { FailureError } from '../errors.ts';
+import { PKI } from '../layout.ts';
+import { caIdentities, profileOf } from './identities.ts';
+import { issueCertificate, pemBlocks } from './issue.ts';
+import { generateKey, keyFromPem } from './keys.ts';
+import { doneLine, type PkiReport } from './pki-report.ts';
+import { readOptional, writePkiFile, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
+
+/** The stage a `--renew-ca` run does next. */
+export type RotationStage = 'start' | 'switch' | 'finish';
+
+/** What the CA files of pki/ hold, read once. */
+interface CaFiles {
+  bundle: string[];
+  key?: string;
+  next?: { crt?: string; key?: string };
+  previous?: { crt?: string; key?: string };
+}
+
+const same = (a: string | undefined, b: string | undefined) => a !== undefined && b !== undefined && a.trim() === b.trim();
+
+function readCaFiles(dir: string): CaFiles {
+  const at = (p: string) => readOptional(join(dir, p));
+  const crt = at(PKI.ca.crt);
+  if (crt === undefined) throw new FailureError(`${PKI.ca.crt} is missing: there is no CA to rotate`, 'run hardway certs first');
+  const pair = (files: { crt: string; key: string }) => {
+    const c = at(files.crt);
+    const k = at(files.key);
+    return c === undefined && k === undefined ? undefined : { ...(c !== undefined ? { crt: c } : {}), ...(k !== undefined ? { key: k } : {}) };
+  };
+  const key = at(PKI.ca.key);
+  const next = pair(PKI.caNext);
+  const previous = pair(PKI.caPrevious);
+  return { bundle: pemBlocks(crt), ...(key !== undefined ? { key } : {}), ...(next ? { next } : {}), ...(previous ? { previous } : {}) };
+}
+
+/** Which stage the CA files of pki/ call for; anything else is a failure that names what it found. */
+export function rotationStage(dir: string): RotationStage {
+  const f = readCaFiles(dir);
+  const prevInBundle = f.bundle.some((b) => same(b, f.previous?.crt));
+  if (f.bundle.length === 1) return 'start';
+  if (f.bundle.length === 2 && f.next?.crt !== undefined && f.next.key !== undefined && (same(f.bundle[1], f.next.crt) || prevInBundle)) return 'switch';
+  if (f.bundle.length === 2 && f.next === undefined && same(f.bundle[1], f.previous?.crt)) return 'finish';
+  throw new FailureError(
+    `${PKI.ca.crt} holds ${f.bundle.length} certificates, but ${PKI.caNext.crt} and ${PKI.caPrevious.crt} say no stage of a CA rotation; nothing was changed`,
+    `restore pki/ from your backup, or put back the files of the stage you were at (see hardway certs --help)`,
+  );
+}
+
+/** The lines a stage adds for the user: what to run next. */
+export const NEXT_STEP: Record<RotationStage, string> = {
+  start: 'CA rotation 1/3 (start): pki/ca.crt trusts the old and the new CA, the old one still signs. Next: hardway distribute (every component restarts trusting both), then hardway certs --renew-ca again',
+  switch: 'CA rotation 2/3 (switch): the new CA signs, every certificate of the cluster CA was reissued, the old CA is still trusted. Next: hardway distribute, then hardway certs --renew-ca again',
+  finish: `CA rotation 3/3 (finish): pki/ca.crt holds the new CA only; the old one is kept in ${PKI.caPrevious.crt} and ${PKI.caPrevious.key} (move them away before another rotation). Next: hardway distribute`,
+};
+
+/**
+ * Does one stage's work on pki/'s CA files (the caller holds the project's lock, reissues the
+ * leaves after `switch` and rewrites the kubeconfigs after every stage). Every write is atomic, and
+ * a rerun after a kill finds the stage half done and completes it.
+ */
+export async function rotateCa(inv: Inventory, now: Date, stage: RotationStage): Promise<PkiReport> {
+  const f = readCaFiles(inv.dir);
+  const lines = [];
+  const ca = caIdentities().find((c) => c.name === 'ca')!;
+  if (stage === 'start') {
+    if (f.previous !== undefined) {
+      throw new FailureError(`${PKI.caPrevious.crt} or ${PKI.caPrevious.key} exists: the CA an earlier rotation retired; nothing was changed`,
+        'move both files out of pki/ (keep them if anything still needs that CA), then run hardway certs --renew-ca again');
+    }
+    let next = f.next?.crt !== undefined && f.next.key !== undefined ? f.next : undefined;
+    if (!next) {
+      const key = await generateKey(inv.settings.keyAlgorithm);
+      const crt = issueCertificate(profileOf(ca), key.publicKey, { selfKey: key.privateKey }, { now, validityDays: inv.settings.certValidityDays });
+      // Key first: a certificate without its key is never left behind.
+      writePkiFile(inv.dir, PKI.caNext.key, key.pem, SECRET_MODE);
+      writePkiFile(inv.dir, PKI.caNext.crt, crt, PUBLIC_MODE);
+      next = { crt, key: key.pem };
+      lines.push(doneLine(`issued the new CA ${PKI.caNext.crt} (serial ${serialOf(crt)})`));
+    }
+    writePkiFile(inv.dir, PKI.ca.crt, f.bundle[0]! + pemBlocks(next.crt!)[0]!, PUBLIC_MODE);
+    lines.push(doneLine(`${PKI.ca.crt} now trusts both CAs (the old one, serial ${serialOf(f.bundle[0]!)}, still signs)`));
+    return { lines, warnings: [] };
+  }
+  if (stage === 'switch') {
+    const [first, second] = f.bundle as [string, string];
+    const nextCrt = f.next!.crt!;
+    const nextKey = f.next!.key!;
+    const prevInBundle = same(first, f.previous?.crt) || same(second, f.previous?.crt);
+    if (!prevInBundle) {
+      if (f.previous !== undefined) {
+        throw new FailureError(`${PKI.caPrevious.crt} or ${PKI.caPrevious.key} exists: the CA an earlier rotation retired; nothing was changed`,
+          'move both files out of pki/ (keep them if anything still needs that CA), then run hardway certs --renew-ca again');
+      }
+      if (f.key === undefined || !new X509Certificate(first).checkPrivateKey(keyFromPem(f.key).privateKey)) {
+        throw new FailureError(`${PKI.ca.key} does not match the first certificate of ${PKI.ca.crt}; nothing was changed`, 'restore pki/ from your backup');
+      }
+      writePkiFile(inv.dir, PKI.caPrevious.key, f.key, SECRET_MODE);
+      writePkiFile(inv.dir, PKI.caPrevious.crt, first, PUBLIC_MODE);
+    }
+    const previous = prevInBundle ? (same(first, f.previous?.crt) ? first : second) : first;
+    // Key, then bundle: between the two a rerun resumes here (ca-next.* and ca-previous.* both exist).
+    writePkiFile(inv.dir, PKI.ca.key, nextKey, SECRET_MODE);
+    writePkiFile(inv.dir, PKI.ca.crt, pemBlocks(nextCrt)[0]! + previous, PUBLIC_MODE);
+    for (const p of [PKI.caNext.crt, PKI.caNext.key]) rmSync(join(inv.dir, p), { force: true });
+    lines.push(doneLine(`the new CA (serial ${serialOf(nextCrt)}) signs now; the old one (serial ${serialOf(previous)}) is kept as ${PKI.caPrevious.crt} and still trusted`));
+    return { lines, warnings: [] };
+  }
+  writePkiFile(inv.dir, PKI.ca.crt, f.bundle[0]!, PUBLIC_MODE);
+  lines.push(doneLine(`${PKI.ca.crt} trusts the new CA only (serial ${serialOf(f.bundle[0]!)})`));
+  return { lines, warnings: [] };
+}
+
+function serialOf(pem: string): string {
+  return new X509Certificate(pem).serialNumber;
+}

@@ -1,0 +1,34 @@
+// `hardway certs --renew [IDENTITY ...]`: which leaf certificates to reissue although they still
+// match the inventory. Pure: the identities of the inventory and the names typed in, a selection out.
+import { InputError } from '../errors.ts';
+import type { Identity } from './identities.ts';
+
+/** Why a leaf is reissued when --renew asked for it. */
+export const RENEW_REASON = 'renewal asked for (--renew)';
+
+/**
+ * The names of the leaves to renew: every leaf for no names; else each name is a leaf's name
+ * (`kube-api-server`, `node-0/kubelet`) or a machine's hostname (that machine's own certificates).
+ * A CA is never a leaf (its rotation is `--renew-ca`); an unknown name is a usage error listing
+ * the known ones.
+ */
+export function renewSelection(ids: readonly Identity[], names: readonly string[]): Set<string> {
+  if (names.length === 0) return new Set(ids.map((i) => i.name));
+  const picked = new Set<string>();
+  const unknown: string[] = [];
+  for (const name of names) {
+    const matches = ids.filter((i) => i.name === name || i.machine === name);
+    if (matches.length === 0) unknown.push(name);
+    for (const m of matches) picked.add(m.name);
+  }
+  if (unknown.some((n) => n === 'ca' || n === 'etcd-ca')) {
+    throw new InputError(`--renew reissues leaf certificates only, not the CA (${unknown.filter((n) => n === 'ca' || n === 'etcd-ca').join(', ')})`,
+      'a CA is rotated with "hardway certs --renew-ca" (see its --help: a two-phase rotation)');
+  }
+  if (unknown.length > 0) {
+    const machines = [...new Set(ids.flatMap((i) => (i.machine ? [i.machine] : [])))];
+    throw new InputError(`unknown certificate ${unknown.map((n) => `"${n}"`).join(', ')} for --renew`,
+      `the certificates are: ${ids.map((i) => i.name).join(', ')} (a machine's name, e.g. ${machines[0] ?? 'node-0'}, means its own)`);
+  }
+  return picked;
+}

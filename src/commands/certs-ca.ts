@@ -1,0 +1,70 @@
+// `hardway certs --renew-ca [--force]`: one stage of the cluster CA's rotation (src/certs/ca-rotation.ts).
+// The stages that make machines meet certificates of the new CA (switch) or stop trusting the old
+// one (finish) first make sure every machine holds what pki/ holds now, by asking each one what
+// `hardway distribute` would change there (a dry run: nothing is written).
+import { PassThrough } from 'node:stream';
+import type { CliContext } from '../cli/command.ts';
+import { say } from '../cli/command.ts';
+import { rotateCa, rotationStage, NEXT_STEP, type RotationStage } from '../certs/ca-rotation.ts';
+import { checkCertificates } from '../certs/check.ts';
+import { ensureCertificates } from '../certs/ensure.ts';
+import { FailureError } from '../errors.ts';
+import type { Inventory } from '../inventory.ts';
+import { printReport } from './print-report.ts';
+import { writeKubeconfigs } from './kubeconfigs.ts';
+
+/** The machines that do not hold pki/'s current files (or did not answer), each with why. */
+export type MachinesBehind = (inv: Inventory, ctx: CliContext) => Promise<string[]>;
+
+/** Why each stage must wait for the machines, for the refusal. */
+const RISK: Record<Exclude<RotationStage, 'start'>, string> = {
+  switch: 'they may still trust only the old CA, and would reject every certificate the new one signs',
+  finish: 'they may still hold certificates of the old CA, which the others would then reject',
+};
+
+/** Runs the next stage of the CA rotation; the caller holds the project's lock. */
+export async function renewCa(inv: Inventory, ctx: CliContext, force: boolean, machinesBehind: MachinesBehind = distributeWouldChange): Promise<number> {
+  const io = { stdout: ctx.stdout, stderr: ctx.stderr };
+  const stage = rotationStage(inv.dir);
+  if (stage === 'finish') {
+    const stale = checkCertificates(inv, new Date()).certificates.filter((c) => !c.ok && c.name !== 'ca');
+    if (stale.length > 0) {
+      throw new FailureError(`the old CA cannot leave pki/ca.crt yet: ${stale.map((c) => `${c.name} (${c.problems.join('; ')})`).join(', ')}`,
+        'run hardway certs (reissues them with the new CA) and hardway distribute, then hardway certs --renew-ca again');
+    }
+  }
+  if (stage !== 'start') {
+    const behind = await machinesBehind(inv, ctx);
+    if (behind.length > 0 && !force) {
+      throw new FailureError(
+        `--renew-ca refused: ${behind.length} machine(s) do not hold pki/'s current CA files yet: ${behind.join('; ')}; ${RISK[stage]}`,
+        'run hardway distribute first (then this again); --force goes ahead anyway (those machines fail TLS until they get the new files)',
+      );
+    }
+    if (behind.length > 0) say(ctx.stderr, `warning: --force: going ahead although ${behind.join('; ')}`);
+  }
+  printReport(await rotateCa(inv, new Date(), stage), io);
+  // The switch leaves every leaf of the cluster CA signed by the old one: `certs` reissues exactly those.
+  if (stage === 'switch') printReport(await ensureCertificates(inv, new Date()), io);
+  const kubeconfigs = writeKubeconfigs(inv);
+  printReport({ ...kubeconfigs, lines: kubeconfigs.lines.filter((l) => !l.kept) }, io);
+  say(ctx.stdout, NEXT_STEP[stage]);
+  return 0;
+}
+
+/** What distribute would change on each machine (a dry run over SSH): the machines not up to date with pki/. */
+async function distributeWouldChange(inv: Inventory, ctx: CliContext): Promise<string[]> {
+  const [{ distributeStep }, { runSession }, { sshConnectors }] = await Promise.all([
+    import('../steps/distribute.ts'), import('../engine/session.ts'), import('./remote.ts'),
+  ]);
+  say(ctx.stdout, `checking that every machine holds pki/'s CA files (what hardway distribute --dry-run would change)...`);
+  const quiet = new PassThrough();
+  quiet.resume();
+  const { result } = await runSession({
+    command: 'certs --renew-ca', steps: [distributeStep], inventory: inv, selected: inv.machines,
+    options: { dryRun: true, verbose: false, keepGoing: true, concurrency: 10, values: {} },
+    json: true, stdout: quiet, stderr: quiet, env: ctx.env, connectors: sshConnectors(ctx, inv), lockHeld: true,
+  });
+  return result.results.filter((r) => r.status !== 'unchanged')
+    .map((r) => `${r.machine} (${r.status === 'failed' ? `not checked: ${(r.error ?? '').split('\n')[0]}` : `distribute would make ${r.changes} change(s)`})`);
+}
