@@ -44,6 +44,8 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'verify', summary: 'Read-only checks of the whole cluster', steps: ['verify'] },
   { name: 'doctor', summary: 'Explain what is wrong, most likely cause first, and the command that fixes it (read-only)', load: async () => (await import('./doctor.ts')).doctorCommand },
   { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', steps: ['smoke'] },
+  { name: 'reset', summary: 'Remove everything hardway installed on the machines (etcd data only with --delete-data etcd)', steps: ['reset'],
+    confirm: 'removes every service, file, certificate and route hardway installed on the chosen machines' },
   { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, verify', preparesPki: true,
     // Control plane and workers are disjoint machines: their two lanes run side by side.
     steps: ['pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], UP_WORKER_LANE] }, 'routes', 'verify'] },

@@ -79,3 +79,23 @@ function findEnd(lines: string[], from: number, markers: BlockMarkers): number {
   }
   return -1;
 }
+
+/**
+ * Takes hardway's block out of `text` (reset): every marked region and stray marker line goes, every
+ * other line stays where it was, so a file pin-hosts only added its block to is as it was before.
+ */
+export function removeMarkedBlock(text: string, markers: BlockMarkers): string {
+  const lines = splitLines(text);
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const kind = markerKind(lines[i]!, markers);
+    if (kind === undefined) {
+      out.push(lines[i]!);
+      continue;
+    }
+    // As in applyMarkedBlock: a lone marker line goes, the lines around it stay.
+    const end = kind === 'begin' ? findEnd(lines, i + 1, markers) : -1;
+    if (end >= 0) i = end;
+  }
+  return out.map((l) => l + '\n').join('');
+}
