@@ -3,19 +3,11 @@
 // fake Debian machine with `planning` set, so a plan that tried to write (or ran a command the
 // machine does not know) fails here. pin-hosts and images have suites of their own
 // (pin-hosts.test.ts, images-step.test.ts); verify is a check and smoke an action: neither plans.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { ensureCertificates } from '../../src/certs/ensure.ts';
-import { parseClusterSettings } from '../../src/cluster-settings.ts';
-import { writeEncryptionConfig } from '../../src/commands/encryption-config.ts';
-import { writeKubeconfigs } from '../../src/commands/kubeconfigs.ts';
 import { applyChange, describeChange } from '../../src/engine/apply.ts';
-import { createFacts } from '../../src/engine/facts.ts';
 import type { Change, ChangeStep } from '../../src/engine/types.ts';
-import { parseInventory, type Inventory, type Machine } from '../../src/inventory.ts';
-import { BINARY_DIRS, REQUIRED_CNI_PLUGINS } from '../../src/download/layout.ts';
+import type { Inventory } from '../../src/inventory.ts';
 import { bootstrapControlPlaneStep } from '../../src/steps/bootstrap-control-plane.ts';
 import { bootstrapEtcdStep } from '../../src/steps/bootstrap-etcd.ts';
 import { cniStep } from '../../src/steps/cni.ts';
@@ -28,37 +20,7 @@ import { routesStep } from '../../src/steps/routes.ts';
 import { workerOsStep } from '../../src/steps/worker-os.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
 import { FakeMachineError } from '../fixtures/fake-transport.ts';
-import { MACHINES, projectDir, stepOptions } from './engine.helpers.ts';
-
-/** A project with stand-in binaries in downloads/ and a whole pki/ (ECDSA keys: fast to make). */
-async function project(): Promise<Inventory> {
-  const dir = projectDir();
-  const yaml = 'keyAlgorithm: ecdsa-p256\n';
-  writeFileSync(join(dir, 'cluster.yaml'), yaml);
-  const bin = (rel: string) => {
-    mkdirSync(join(dir, 'downloads', rel, '..'), { recursive: true });
-    writeFileSync(join(dir, 'downloads', rel), `#!/bin/sh\n# ${rel} stand-in\n`);
-    chmodSync(join(dir, 'downloads', rel), 0o755);
-  };
-  for (const [name, sub] of Object.entries(BINARY_DIRS)) if (name !== 'crictl') bin(`${sub}/${name}`);
-  for (const p of REQUIRED_CNI_PLUGINS) bin(`cni-plugins/${p}`);
-  const inv = parseInventory(MACHINES, parseClusterSettings(yaml, join(dir, 'cluster.yaml')), { file: join(dir, 'machines.txt'), dir, clusterFile: join(dir, 'cluster.yaml') });
-  await ensureCertificates(inv, new Date());
-  writeKubeconfigs(inv);
-  writeEncryptionConfig(inv);
-  return inv;
-}
-
-/** The step's plan on the fake machine, with every write refused. */
-async function planOn(step: ChangeStep, inv: Inventory, machine: Machine, t: ReturnType<typeof debianMachine>): Promise<Change[]> {
-  t.planning = true;
-  try {
-    const log = { info: () => undefined, debug: () => undefined };
-    return await step.plan({ host: machine.hostname, machine, inventory: inv, facts: createFacts(t), options: stepOptions(), log });
-  } finally {
-    t.planning = false;
-  }
-}
+import { planOn, project } from './step-plans.helpers.ts';
 
 /** Each step, the machine it is tested on, and lines its plan on a fresh machine must have (in order). */
 const CASES: Array<{ step: ChangeStep; on: string; setup?: (t: ReturnType<typeof debianMachine>) => void; fresh: string[] }> = [
