@@ -40,7 +40,8 @@ subjects:
     name: kubernetes
 `;
 
-const kubectl = (args: Command) => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=5s ${args}`;
+/** kubectl on a control-plane machine with the admin kubeconfig, each request given 5 s. */
+export const kubectl = (args: Command): Command => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=5s ${args}`;
 
 /** Waits up to `timeoutS` for the local API server's /readyz; prints the last error on failure. */
 export function waitApi(timeoutS: number): Command {
