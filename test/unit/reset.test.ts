@@ -211,7 +211,7 @@ describe("reset's plan, rule by rule", () => {
       'run: ip netns delete cni-1234 (pod network namespaces: cni-1234)',
       'run: ip link delete cni0 (the CNI bridge cni0)',
       "run: iptables-save | grep -vE '^:(KUBE|CNI)-|^-A (KUBE|CNI)-|-j (KUBE|CNI)-' | iptables-restore (12 iptables chains and rules of the kubelet, kube-proxy and the CNI plugin (KUBE-*, CNI-*); other rules stay)",
-      'run: umount /var/lib/kubelet/pods/a/volumes/x/y /var/lib/kubelet/pods/a/volumes/x (mounts of pods and containers)',
+      'run: for m in /var/lib/kubelet/pods/a/volumes/x/y /var/lib/kubelet/pods/a/volumes/x; do if mountpoint -q "$m"; then umount "$m" || exit 1; fi; done (mounts of pods and containers)',
     ]);
   });
 

@@ -91,7 +91,8 @@ export function resetChanges(inv: Inventory, installed: Installed, f: ResetFacts
   if (f.kubeRules.v4) exec(sh`iptables-save | grep -vE ${KUBE_RULES} | iptables-restore`, `${f.kubeRules.v4} iptables chains and rules of the kubelet, kube-proxy and the CNI plugin (KUBE-*, CNI-*); other rules stay`);
   if (f.kubeRules.v6) exec(sh`ip6tables-save | grep -vE ${KUBE_RULES} | ip6tables-restore`, `${f.kubeRules.v6} ip6tables chains and rules of the kubelet and kube-proxy (KUBE-*); other rules stay`);
   const mounts = f.mounts.filter((m) => MOUNT_ROOTS.some((r) => m.startsWith(`${r}/`))).sort((a, b) => b.length - a.length);
-  if (mounts.length) exec(sh`umount ${mounts}`, 'mounts of pods and containers');
+  // Deleting a task unmounts its root filesystem itself, so a mount may be gone by now.
+  if (mounts.length) exec(sh`for m in ${mounts}; do if mountpoint -q "$m"; then umount "$m" || exit 1; fi; done`, 'mounts of pods and containers');
 
   // Routes to other workers' pods, and the unit that replays them (its file goes with the others).
   changes.push(...asOneCommand(routeChanges(f.routes, [], inv.settings.clusterCidr)).map((c) => ({ ...c, reason: `pod route: ${c.reason}` })));
