@@ -60,6 +60,7 @@ function recordedWorker(inv: Inventory, name: string): Machine {
 export const removeNodeCommand: CliCommand = {
   name: 'remove-node',
   summary: 'Take a worker out: drain it, delete its Node, reset it, drop its names and routes everywhere',
+  args: 'NAME',
   details: [
     'NAME is a worker of machines.txt, or one whose line is already gone: then its address and names',
     'come from the certificate hardway issued for it, pki/machines/NAME/kubelet.crt (kept as the record).',

@@ -42,7 +42,7 @@ async function osState(l: Lab, machine: string): Promise<Record<string, string>>
 
 /** SHA-256 of every file hardway installs or edits on a machine (the kubelet's run-time files left out). */
 async function installedSums(l: Lab, machine: string): Promise<Map<string, string>> {
-  const out = await l.run(machine, 'find /etc/systemd/system /usr/local/bin /var/lib/kubernetes /etc/etcd /etc/kubernetes /etc/containerd /etc/cni /opt/cni /var/lib/kube-proxy /etc/sysctl.d /etc/modules-load.d /etc/hosts /etc/cloud/templates -xdev -type f -exec sha256sum {} + 2>/dev/null; find /var/lib/kubelet -maxdepth 1 -type f -exec sha256sum {} +');
+  const out = await l.run(machine, 'find /etc/systemd/system /usr/local/bin /var/lib/kubernetes /etc/etcd /etc/kubernetes /etc/containerd /etc/cni /opt/cni /var/lib/kube-proxy /etc/sysctl.d /etc/modules-load.d /etc/hosts /etc/cloud/templates -xdev -type f -exec sha256sum {} + 2>/dev/null; find /var/lib/kubelet -maxdepth 1 -type f -exec sha256sum {} + 2>/dev/null; :');
   return new Map(out.trim().split('\n').map((line) => {
     const [sum, path] = line.split(/\s+/) as [string, string];
     return [path, sum];
@@ -150,7 +150,8 @@ describe('day two on a 1-server 3-worker lab: add a worker, remove-node, reset',
     const r = await l.hardway(['reset', '--dry-run']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('node-0:   run: systemctl disable --now hardway-pod-routes kube-proxy kubelet (');
-    expect(r.stdout).toMatch(/node-0: {3}run: rm -f -- .*\/usr\/local\/bin\/kubelet .*\/var\/lib\/kubelet\/kubelet\.key/);
+    const rm = r.stdout.split('\n').find((line) => line.startsWith('node-0:   run: rm -f -- '));
+    for (const file of ['/usr/local/bin/kubelet', '/var/lib/kubelet/kubelet.key', '/etc/systemd/system/kubelet.service', '/etc/cni/net.d/10-bridge.conf']) expect(rm).toContain(` ${file} `);
     expect(r.stdout).toContain('kept /var/lib/etcd (etcd\'s data: the whole cluster state); "--delete-data etcd" removes it');
     expect(await invocationIds(l, 'node-0', CLUSTER_SERVICES)).toEqual(ids);
     expect(await installedSums(l, 'node-0')).toEqual(sums);

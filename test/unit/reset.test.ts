@@ -3,6 +3,7 @@
 // reset does not know them), leaves the machine's own files as they were, and plans nothing the
 // second time. Then the pure plan's rules one by one, the text rule of the hosts block, and the
 // command's guards (--yes, --delete-data's names).
+import { execFileSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkRanges } from '../../src/cli/command.ts';
 import { remoteEntry } from '../../src/commands/index.ts';
@@ -238,6 +239,12 @@ describe("reset's plan, rule by rule", () => {
       "run: sed -i -E 's/^# (.*) # swap disabled by hardway: the kubelet needs swap off$/\\1/' /etc/fstab (1 swap line(s) of /etc/fstab that worker-os commented out (swap comes back at the next boot))",
       'run: DEBIAN_FRONTEND=noninteractive dpkg --purge socat (packages worker-os installed: socat)',
     ]);
+  });
+
+  it('the pod-stopping program is valid shell, without its comment lines', () => {
+    expect(() => execFileSync('sh', ['-n', '-c', STOP_PODS.text])).not.toThrow();
+    expect(STOP_PODS.text).not.toMatch(/^#/m);
+    expect(STOP_PODS.text).toContain('ctr -n "$ns" tasks rm -f "$task"');
   });
 
   it("hardway's records live in its own directory, which reset removes whole", () => {

@@ -22,8 +22,11 @@ import { CONTAINERD_STATE, ETCD_DATA, FSTAB_SWAP_NOTE, SWAP_MASK_RECORD as SWAP_
 import { staleRegistryChanges } from './registry-dirs.ts';
 import type { LiveRoute } from './routes.ts';
 
-/** Stops every pod and container while containerd runs (a shell program in a file of its own). */
-export const STOP_PODS: Command = shellProgram(readFileSync(join(PACKAGE_ROOT, 'src/steps/reset-pods.sh'), 'utf8'));
+/**
+ * Stops every pod and container while containerd runs: a shell program in a file of its own, its
+ * comment lines left out of what runs (and of what --dry-run shows).
+ */
+export const STOP_PODS: Command = shellProgram(readFileSync(join(PACKAGE_ROOT, 'src/steps/reset-pods.sh'), 'utf8').replace(/^#.*\n/gm, ''));
 
 /** Chains and rules of the kubelet, kube-proxy and the CNI bridge plugin (`iptables-save` lines). */
 export const KUBE_RULES = '^:(KUBE|CNI)-|^-A (KUBE|CNI)-|-j (KUBE|CNI)-';
@@ -79,6 +82,10 @@ export function resetChanges(inv: Inventory, installed: Installed, f: ResetFacts
   const exec = (cmd: Command, reason: string) => changes.push({ kind: 'exec', cmd, reason });
   const worker = installed.services.includes('containerd');
 
+  // Routes to other workers' pods first: the routes unit deletes them when it stops, and `ip route
+  // del` fails on a route already gone (the unit's file goes with the other files).
+  changes.push(...asOneCommand(routeChanges(f.routes, [], inv.settings.clusterCidr)).map((c) => ({ ...c, reason: `pod route: ${c.reason}` })));
+
   // Services: everything but containerd first, then the pods it still runs, then containerd.
   changes.push(...stopServices(installed.services.filter((s) => s !== 'containerd'), f));
   if (worker && RUNNING.has(f.services.get('containerd')?.active ?? '')) exec(STOP_PODS, 'stop every pod and container containerd runs (the kubelet is stopped, so none comes back)');
@@ -93,9 +100,6 @@ export function resetChanges(inv: Inventory, installed: Installed, f: ResetFacts
   const mounts = f.mounts.filter((m) => MOUNT_ROOTS.some((r) => m.startsWith(`${r}/`))).sort((a, b) => b.length - a.length);
   // Deleting a task unmounts its root filesystem itself, so a mount may be gone by now.
   if (mounts.length) exec(sh`for m in ${mounts}; do if mountpoint -q "$m"; then umount "$m" || exit 1; fi; done`, 'mounts of pods and containers');
-
-  // Routes to other workers' pods, and the unit that replays them (its file goes with the others).
-  changes.push(...asOneCommand(routeChanges(f.routes, [], inv.settings.clusterCidr)).map((c) => ({ ...c, reason: `pod route: ${c.reason}` })));
 
   // Files, registry directories hardway marked, data, then the directories they leave empty.
   const files = installed.files.filter((p) => f.present.has(p));
