@@ -218,7 +218,7 @@ describe("reset's plan, rule by rule", () => {
 
   it('removes the pod routes (via other workers, inside the cluster CIDR) and no other route', () => {
     expect(lines({ routes: [{ dst: 'default', via: '10.240.0.1' }, { dst: '10.200.1.0/24', via: '10.240.0.21' }, { dst: '10.200.0.0/24' }] }))
-      .toEqual(['run: ip route del 10.200.1.0/24 via 10.240.0.21 (pod route: no worker has this pod subnet at that address any more)']);
+      .toEqual(["run: ip route del 10.200.1.0/24 via 10.240.0.21 (routes to other workers' pods: 10.200.1.0/24 via 10.240.0.21)"]);
   });
 
   it("empties containerd's state, keeps the directory when it is a mount point, and keeps it all when Debian's containerd uses it", () => {
