@@ -85,8 +85,8 @@ export function resetChanges(inv: Inventory, installed: Installed, f: ResetFacts
   // Routes to other workers' pods first: the routes unit deletes them when it stops, and `ip route
   // del` fails on a route already gone (the unit's file goes with the other files).
   const routes = routeChanges(f.routes, [], inv.settings.clusterCidr);
-  const via = f.routes.filter((r) => routes.some((c) => c.kind === 'exec' && c.cmd.text === `ip route del ${r.dst} via ${r.via}`));
-  changes.push(...asOneCommand(routes).map((c) => ({ ...c, reason: `routes to other workers' pods: ${via.map((r) => `${r.dst} via ${r.via}`).join(', ')}` })));
+  const gone = routes.map((c) => (c.kind === 'exec' ? c.cmd.text.replace(/^ip route del /, '') : ''));
+  changes.push(...asOneCommand(routes).map((c) => ({ ...c, reason: `routes to other workers' pods: ${gone.join(', ')}` })));
 
   // Services: everything but containerd first, then the pods it still runs, then containerd.
   changes.push(...stopServices(installed.services.filter((s) => s !== 'containerd'), f));
