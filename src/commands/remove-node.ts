@@ -17,6 +17,7 @@ import { PKI } from '../layout.ts';
 import { STEP_OPTIONS } from '../steps/options.ts';
 import { REMOTE_OPTIONS, sshConnectors } from './remote.ts';
 
+// The options of a remote run but --node and --only: the machines and the steps are remove-node's own.
 const { node: _node, only: _only, ...RUN_OPTIONS } = REMOTE_OPTIONS;
 
 /** The machine to remove and the inventory of the machines that stay. */

@@ -13,6 +13,7 @@ import type { FactRequest, FileFact, ProbeResult } from '../engine/facts.ts';
 import type { Change, ChangeStep, HostContext, StepContext } from '../engine/types.ts';
 import { ANY, SERVER } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
+import { CNI_BRIDGE } from './cni.ts';
 import { flagOption, listOption } from './options.ts';
 import { TEMPLATE_FAMILIES } from './pin-hosts-text.ts';
 import { parseServiceStates, serviceStatesCommand } from './support/inspect.ts';
@@ -61,7 +62,7 @@ async function readResetFacts(ctx: StepContext, installed: Installed): Promise<R
     mounts: sh`cut -d ' ' -f 2 /proc/self/mounts`,
     routes: sh`ip -4 route show`,
     netns: sh`ip netns list 2>/dev/null; :`,
-    bridge: sh`ip -o link show dev cni0 2>/dev/null`,
+    bridge: sh`ip -o link show dev ${CNI_BRIDGE} 2>/dev/null`,
     v4: sh`iptables-save 2>/dev/null | grep -cE ${KUBE_RULES}`,
     v6: sh`ip6tables-save 2>/dev/null | grep -cE ${KUBE_RULES}`,
     entries: sh`find ${installed.dirs} -mindepth 1 -maxdepth 1 2>/dev/null; :`,
