@@ -10,6 +10,8 @@ export interface OptionSpec {
   default?: string | boolean | string[];
   /** For a string option that takes a whole number: the smallest and largest value accepted. */
   range?: [number, number];
+  /** For a string option: the only values accepted (each one, for a repeatable option). */
+  choices?: readonly string[];
   /** Placeholder shown in help, e.g. NAME. */
   arg?: string;
   description: string;
@@ -53,10 +55,16 @@ export function say(stream: Writable, line = ''): void {
   stream.write(line + '\n');
 }
 
-/** Checks every option with a `range`: a whole number within it, else a usage error (exit 2). */
+/**
+ * Checks every option with a `range` (a whole number within it) or `choices` (one of them), else a
+ * usage error (exit 2).
+ */
 export function checkRanges(options: Record<string, OptionSpec>, values: CliContext['values']): void {
   for (const [name, spec] of Object.entries(options)) {
     const v = values[name];
+    const given = Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
+    const bad = spec.choices ? given.find((g) => !spec.choices!.includes(g)) : undefined;
+    if (bad !== undefined) throw new InputError(`--${name} does not know "${bad}"`, `it takes: ${spec.choices!.join(', ')}`);
     if (!spec.range || typeof v !== 'string') continue;
     const [min, max] = spec.range;
     if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {

@@ -25,6 +25,8 @@ export interface RemoteCommandEntry {
   steps: StepSequence;
   /** Makes pki/ (certs, kubeconfigs, encryption config) on the jumpbox first; not with --dry-run. */
   preparesPki?: boolean;
+  /** What the command destroys: it then runs only with --yes (or shows its plan with --dry-run). */
+  confirm?: string;
 }
 
 /** A command's name, its one-line summary for the top-level help, and what it runs. */

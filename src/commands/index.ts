@@ -46,6 +46,9 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'etcd snapshot save', summary: "Save a snapshot of the cluster's etcd on the jumpbox (0600, verified with etcdctl snapshot status)", load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotSaveCommand },
   { name: 'etcd snapshot restore', summary: 'Restore every etcd member from a snapshot (stops the control plane and etcd, restores, starts them)', load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotRestoreCommand },
   { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', steps: ['smoke'] },
+  { name: 'reset', summary: 'Remove everything hardway installed on the machines (etcd data only with --delete-data etcd)', steps: ['reset'],
+    confirm: 'removes every service, file, certificate and route hardway installed on the chosen machines' },
+  { name: 'remove-node', summary: 'Take a worker out: drain it, delete its Node, reset it, drop its names and routes everywhere', load: async () => (await import('./remove-node.ts')).removeNodeCommand },
   { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, verify', preparesPki: true,
     // Control plane and workers are disjoint machines: their two lanes run side by side.
     steps: ['pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], UP_WORKER_LANE] }, 'routes', 'verify'] },

@@ -28,6 +28,9 @@ export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
   identity: { type: 'string', short: 'i', multiple: true, arg: 'FILE', description: 'private key to offer first' },
 };
 
+/** The option a destructive command (entry.confirm) needs before it changes anything. */
+const CONFIRM_OPTION: OptionSpec = { type: 'boolean', description: 'yes, do it: the command removes what it lists with --dry-run' };
+
 /** What a remote command needs from outside; tests pass fake connectors. */
 export interface RemoteDeps {
   connectors?: (ctx: CliContext, inv: ReturnType<typeof loadInventory>) => Connectors;
@@ -50,7 +53,7 @@ export function remoteCommand(entry: RemoteCommandEntry, deps: RemoteDeps = {}):
       'Exit codes: 0 success, 1 a step failed on some machine, 2 usage or input error.',
       `A log of every remote command and its output is written to logs/ beside machines.txt.`,
     ].join('\n'),
-    options: { ...REMOTE_OPTIONS, ...stepOptions },
+    options: { ...REMOTE_OPTIONS, ...(entry.confirm ? { yes: CONFIRM_OPTION } : {}), ...stepOptions },
     async run(ctx) {
       try {
         return await runRemote(entry, ctx, { ...deps, steps: registry });
@@ -85,6 +88,9 @@ async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: Remot
       `"hardway ${name}" is not implemented yet: step${missing.length > 1 ? 's' : ''} ${missing.join(', ')} not available in this version`,
       chosen.length > missing.length ? `--only ${chosen.filter(isRegistered).join(' --only ')} runs what exists` : undefined,
     );
+  }
+  if (entry.confirm && v.yes !== true && v['dry-run'] !== true) {
+    throw new InputError(`"hardway ${name}" ${entry.confirm}: rerun with --yes to do it`, `"hardway ${name} --dry-run" lists everything it would remove`);
   }
   const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
   const selected = selectMachines(inventory, v.node as string[] | undefined);

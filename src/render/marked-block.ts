@@ -15,26 +15,32 @@ export interface BlockMarkers {
  */
 export function applyMarkedBlock(text: string, block: string, markers: BlockMarkers): string {
   const blockLines = checkBlock(block, markers);
-  const lines = splitLines(text);
-  const out: string[] = [];
-  let placed = false;
+  const { kept, firstRegion } = outsideBlocks(splitLines(text), markers);
+  const at = firstRegion ?? kept.length;
+  return [...kept.slice(0, at), ...blockLines, ...kept.slice(at)].map((l) => l + '\n').join('');
+}
+
+/**
+ * The lines outside every marked region, without stray marker lines, and where (as an index into
+ * them) the first region was. Only a begin marker with a later end marker opens a region; a lone
+ * marker line is dropped but the lines around it are kept, because hardway cannot tell which of them it wrote.
+ */
+function outsideBlocks(lines: string[], markers: BlockMarkers): { kept: string[]; firstRegion?: number } {
+  const kept: string[] = [];
+  let firstRegion: number | undefined;
   for (let i = 0; i < lines.length; i++) {
     const kind = markerKind(lines[i]!, markers);
     if (kind === undefined) {
-      out.push(lines[i]!);
+      kept.push(lines[i]!);
       continue;
     }
-    // Only a begin marker with a later end marker opens a region; a lone marker line is dropped but
-    // the lines around it are kept, because hardway cannot tell which of them it wrote.
     const end = kind === 'begin' ? findEnd(lines, i + 1, markers) : -1;
     if (end >= 0) {
-      if (!placed) out.push(...blockLines);
-      placed = true;
+      firstRegion ??= kept.length;
       i = end;
     }
   }
-  if (!placed) out.push(...blockLines);
-  return out.map((l) => l + '\n').join('');
+  return { kept, firstRegion };
 }
 
 /** Whether `text` already holds exactly `block` once and no other marker lines (nothing to do). */
@@ -78,4 +84,12 @@ function findEnd(lines: string[], from: number, markers: BlockMarkers): number {
     if (kind === 'begin') return -1;
   }
   return -1;
+}
+
+/**
+ * Takes hardway's block out of `text` (reset): every marked region and stray marker line goes, every
+ * other line stays where it was, so a file pin-hosts only added its block to is as it was before.
+ */
+export function removeMarkedBlock(text: string, markers: BlockMarkers): string {
+  return outsideBlocks(splitLines(text), markers).kept.map((l) => l + '\n').join('');
 }

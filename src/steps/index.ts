@@ -26,6 +26,7 @@ export const STEPS = {
   'kube-proxy': { load: async () => (await import('./kube-proxy.ts')).kubeProxyStep },
   routes: { load: async () => (await import('./routes.ts')).routesStep },
   verify: { options: ['ready-timeout'], load: async () => (await import('./verify.ts')).verifyStep },
+  reset: { options: ['local', 'delete-data'], load: async () => (await import('./reset.ts')).resetStep },
   smoke: { options: ['image'], load: async () => (await import('./smoke.ts')).smokeStep },
 } satisfies Record<string, StepEntry>;
 

@@ -8,6 +8,7 @@ export const STEP_OPTIONS = {
   local: { type: 'boolean', description: "pin-hosts: also put the block into this machine's (the jumpbox's) own /etc/hosts" },
   'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', range: [1, 3600], description: 'kubelet-rbac, distribute: how long to wait for the API server to answer (after a restart)' },
   'ready-timeout': { type: 'string', arg: 'SECONDS', default: '60', range: [0, 3600], description: 'verify: how long to wait for every node to be Ready' },
+  'delete-data': { type: 'string', multiple: true, arg: 'WHAT', choices: ['etcd'], description: "reset: also delete this data, named: etcd (/var/lib/etcd, the whole cluster state); kept otherwise" },
   image: { type: 'string', arg: 'IMAGE', default: 'nginx:stable', description: 'smoke: the image the test deployment runs (the workers must be able to pull it)' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -25,6 +26,12 @@ export function flagOption(options: StepOptions, name: Named<'boolean'>): boolea
 export function textOption(options: StepOptions, name: 'image'): string {
   const v = options.values[name];
   return typeof v === 'string' ? v : STEP_OPTIONS[name].default;
+}
+
+/** A repeatable option's values as given (none when not given). */
+export function listOption(options: StepOptions, name: 'delete-data'): string[] {
+  const v = options.values[name];
+  return Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
 }
 
 /** A whole-number option (checked against its range by the CLI) as given, else its default. */

@@ -12,6 +12,7 @@ import { WORKER } from '../layout.ts';
 import { sh } from '../shell.ts';
 import { renderedFor } from './support/rendered.ts';
 import { WORKER_SYSCTLS } from './support/components.ts';
+import { FSTAB_SWAP_NOTE, HARDWAY_DIR, PACKAGES_RECORD, SWAP_MASK_RECORD } from './support/installed.ts';
 
 /** Debian packages a worker needs (iptables for kube-proxy's iptables mode: the tutorial forgets it). */
 export const WORKER_PACKAGES = ['socat', 'conntrack', 'ipset', 'kmod', 'iptables'];
@@ -46,7 +47,9 @@ export const workerOsStep: ChangeStep = {
     if (missing.length > 0) {
       changes.push({
         kind: 'exec',
-        cmd: sh`export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq ${missing}`,
+        // What is new after the install (the named packages and what apt pulled in) is recorded, so
+        // reset removes exactly that and no package the machine had before.
+        cmd: sh`export DEBIAN_FRONTEND=noninteractive; had=$(dpkg-query -W -f='\${Package}\\n'); apt-get update -qq && apt-get install -y -qq ${missing} && mkdir -p ${HARDWAY_DIR} && { dpkg-query -W -f='\${Package}\\n' | grep -vxF "$had" || true; } >> ${PACKAGES_RECORD}`,
         reason: `packages missing: ${missing.join(', ')}`,
       });
     }
@@ -54,14 +57,15 @@ export const workerOsStep: ChangeStep = {
     if (Number(p.fstab.stdout.trim() || 0) > 0) {
       changes.push({
         kind: 'exec',
-        cmd: sh`sed -i -E 's/^([[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]].*)$/# \\1 # swap disabled by hardway: the kubelet needs swap off/' /etc/fstab`,
+        cmd: sh`sed -i -E ${`s/^([[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]].*)$/# \\1${FSTAB_SWAP_NOTE}/`} /etc/fstab`,
         reason: 'swap listed in /etc/fstab would come back at boot',
       });
     }
     if (p.swapTarget.stdout.trim() !== 'masked') {
       // --no-reload: the mask matters at boot (swap is already off now), and a reload of all of
       // systemd costs ~0.1-0.3 s of CPU on the machine.
-      changes.push({ kind: 'exec', cmd: sh`systemctl mask --no-reload swap.target`, reason: 'keep systemd from activating swap units' });
+      // The record lets reset unmask only a mask hardway made.
+      changes.push({ kind: 'exec', cmd: sh`systemctl mask --no-reload swap.target && mkdir -p ${HARDWAY_DIR} && touch ${SWAP_MASK_RECORD}`, reason: 'keep systemd from activating swap units' });
     }
     if (p.bridge.stdout.trim() !== 'present') {
       changes.push({ kind: 'exec', cmd: sh`modprobe br_netfilter`, reason: 'br_netfilter is not loaded' });

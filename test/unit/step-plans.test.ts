@@ -3,19 +3,12 @@
 // fake Debian machine with `planning` set, so a plan that tried to write (or ran a command the
 // machine does not know) fails here. pin-hosts and images have suites of their own
 // (pin-hosts.test.ts, images-step.test.ts); verify is a check and smoke an action: neither plans.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { ensureCertificates } from '../../src/certs/ensure.ts';
-import { parseClusterSettings } from '../../src/cluster-settings.ts';
-import { writeEncryptionConfig } from '../../src/commands/encryption-config.ts';
-import { writeKubeconfigs } from '../../src/commands/kubeconfigs.ts';
 import { applyChange, describeChange } from '../../src/engine/apply.ts';
-import { createFacts } from '../../src/engine/facts.ts';
 import type { Change, ChangeStep } from '../../src/engine/types.ts';
-import { parseInventory, type Inventory, type Machine } from '../../src/inventory.ts';
-import { BINARY_DIRS, REQUIRED_CNI_PLUGINS } from '../../src/download/layout.ts';
+import type { Inventory } from '../../src/inventory.ts';
 import { apiProxyStep } from '../../src/steps/api-proxy.ts';
 import { bootstrapControlPlaneStep } from '../../src/steps/bootstrap-control-plane.ts';
 import { bootstrapEtcdStep } from '../../src/steps/bootstrap-etcd.ts';
@@ -29,37 +22,8 @@ import { routesStep } from '../../src/steps/routes.ts';
 import { workerOsStep } from '../../src/steps/worker-os.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
 import { FakeMachineError } from '../fixtures/fake-transport.ts';
-import { MACHINES, projectDir, stepOptions } from './engine.helpers.ts';
-
-/** A project with stand-in binaries in downloads/ and a whole pki/ (ECDSA keys: fast to make). */
-async function project(machines = MACHINES): Promise<Inventory> {
-  const dir = projectDir();
-  const yaml = 'keyAlgorithm: ecdsa-p256\n';
-  writeFileSync(join(dir, 'cluster.yaml'), yaml);
-  const bin = (rel: string) => {
-    mkdirSync(join(dir, 'downloads', rel, '..'), { recursive: true });
-    writeFileSync(join(dir, 'downloads', rel), `#!/bin/sh\n# ${rel} stand-in\n`);
-    chmodSync(join(dir, 'downloads', rel), 0o755);
-  };
-  for (const [name, sub] of Object.entries(BINARY_DIRS)) if (name !== 'crictl') bin(`${sub}/${name}`);
-  for (const p of REQUIRED_CNI_PLUGINS) bin(`cni-plugins/${p}`);
-  const inv = parseInventory(machines, parseClusterSettings(yaml, join(dir, 'cluster.yaml')), { file: join(dir, 'machines.txt'), dir, clusterFile: join(dir, 'cluster.yaml') });
-  await ensureCertificates(inv, new Date());
-  writeKubeconfigs(inv);
-  writeEncryptionConfig(inv);
-  return inv;
-}
-
-/** The step's plan on the fake machine, with every write refused. */
-async function planOn(step: ChangeStep, inv: Inventory, machine: Machine, t: ReturnType<typeof debianMachine>): Promise<Change[]> {
-  t.planning = true;
-  try {
-    const log = { info: () => undefined, debug: () => undefined };
-    return await step.plan({ host: machine.hostname, machine, inventory: inv, facts: createFacts(t), options: stepOptions(), log });
-  } finally {
-    t.planning = false;
-  }
-}
+import { planOn, project } from './step-plans.helpers.ts';
+import { stepOptions } from './engine.helpers.ts';
 
 /** Each step, the machine it is tested on, and lines its plan on a fresh machine must have (in order). */
 const CASES: Array<{ step: ChangeStep; on: string; setup?: (t: ReturnType<typeof debianMachine>) => void; fresh: string[] }> = [
@@ -68,7 +32,7 @@ const CASES: Array<{ step: ChangeStep; on: string; setup?: (t: ReturnType<typeof
   { step: bootstrapEtcdStep, on: 'server', fresh: ['run: install -d -m 0700 /var/lib/etcd', 'put /usr/local/bin/etcd 0755', 'put /etc/systemd/system/etcd.service', 'run: systemctl enable --no-reload etcd', 'run: { systemctl restart etcd'] },
   { step: bootstrapControlPlaneStep, on: 'server', fresh: ['put /usr/local/bin/kube-apiserver 0755', 'put /etc/systemd/system/kube-apiserver.service', 'run: systemctl enable --no-reload kube-apiserver', 'run: { systemctl restart kube-apiserver', 'run: { systemctl restart kube-scheduler'] },
   { step: kubeletRbacStep, on: 'server', setup: (t) => void t.state.units.set('kube-apiserver', { enabled: 'enabled', active: 'active' }), fresh: ['run: kubectl --kubeconfig=/var/lib/kubernetes/admin.kubeconfig --request-timeout=5s apply -f -'] },
-  { step: workerOsStep, on: 'node-0', fresh: ['run: export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq socat conntrack ipset', 'run: systemctl mask --no-reload swap.target', 'run: modprobe br_netfilter', 'put /etc/sysctl.d/90-hardway-kubernetes.conf', 'run: sysctl -q -p /etc/sysctl.d/90-hardway-kubernetes.conf'] },
+  { step: workerOsStep, on: 'node-0', fresh: ['run: export DEBIAN_FRONTEND=noninteractive; had=$(dpkg-query -W -f=\'${Package}\\n\'); apt-get update -qq && apt-get install -y -qq socat conntrack ipset && mkdir -p /var/lib/hardway', 'run: systemctl mask --no-reload swap.target', 'run: modprobe br_netfilter', 'put /etc/sysctl.d/90-hardway-kubernetes.conf', 'run: sysctl -q -p /etc/sysctl.d/90-hardway-kubernetes.conf'] },
   { step: containerdStep, on: 'node-0', fresh: ['put /usr/local/bin/containerd 0755', 'put /etc/containerd/config.toml', 'put /etc/systemd/system/containerd.service', 'run: systemctl enable --no-reload containerd', 'run: { systemctl restart containerd'] },
   { step: cniStep, on: 'node-0', fresh: ['put /opt/cni/bin/bridge 0755', 'put /etc/cni/net.d/10-bridge.conf', 'put /etc/cni/net.d/99-loopback.conf'] },
   { step: kubeletStep, on: 'node-0', fresh: ['put /usr/local/bin/kubelet 0755', 'put /var/lib/kubelet/kubelet-config.yaml', 'put /etc/systemd/system/kubelet.service', 'run: { systemctl restart kubelet'] },
@@ -138,7 +102,7 @@ describe('several control planes: the worker steps that differ plan from facts t
     inv = await project(HA_MACHINES);
   });
   const HA_CASES: typeof CASES = [
-    { step: workerOsStep, on: 'node-0', setup: (t) => void t.state.packagesMissing.push('haproxy'), fresh: ['run: export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq socat conntrack ipset haproxy'] },
+    { step: workerOsStep, on: 'node-0', setup: (t) => void t.state.packagesMissing.push('haproxy'), fresh: ["run: export DEBIAN_FRONTEND=noninteractive; had=$(dpkg-query -W -f='${Package}\\n'); apt-get update -qq && apt-get install -y -qq socat conntrack ipset haproxy &&"] },
     { step: apiProxyStep, on: 'node-0', fresh: ['put /etc/haproxy/haproxy.cfg 0644', 'run: systemctl enable --no-reload haproxy', 'run: { systemctl restart haproxy'] },
   ];
   for (const c of HA_CASES) {

@@ -1,0 +1,100 @@
+// `hardway remove-node NAME`: takes a worker out of the cluster, before or after its line leaves
+// machines.txt. Drains it and deletes its Node through the API, resets the machine (everything
+// hardway installed there), then pins the names and sets the routes of every other machine without
+// it. Where the machine is when its line is gone: its own certificate in pki/machines/NAME/, which
+// hardway issued for exactly that machine's names and address (and keeps as the record).
+import { X509Certificate } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import type { CliCommand, CliContext, OptionSpec } from '../cli/command.ts';
+import { checkPkiDir, readOptional } from '../certs/pki-files.ts';
+import { parseSans } from '../certs/inspect.ts';
+import { withRunLock } from '../engine/lock.ts';
+import { runSession } from '../engine/session.ts';
+import type { StepOptions } from '../engine/types.ts';
+import { InputError } from '../errors.ts';
+import { loadInventory, type Inventory, type Machine } from '../inventory.ts';
+import { PKI } from '../layout.ts';
+import { STEP_OPTIONS } from '../steps/options.ts';
+import { REMOTE_OPTIONS, sshConnectors } from './remote.ts';
+
+// The options of a remote run but --node and --only: the machines and the steps are remove-node's own.
+const { node: _node, only: _only, ...RUN_OPTIONS } = REMOTE_OPTIONS;
+
+/** The machine to remove and the inventory of the machines that stay. */
+export interface Removal {
+  machine: Machine;
+  others: Inventory;
+  /** Where the machine was found: machines.txt, or its certificate. */
+  from: string;
+}
+
+/** Finds worker `name` in machines.txt or, once its line is gone, in its certificate in pki/. */
+export function removalOf(inv: Inventory, name: string): Removal {
+  const listed = inv.machines.find((m) => m.hostname === name);
+  if (listed?.role === 'control-plane') {
+    throw new InputError(`${name} is a control-plane machine; remove-node removes workers`, 'etcd members and API servers are not removed by hardway yet');
+  }
+  const machine = listed ?? recordedWorker(inv, name);
+  const machines = inv.machines.filter((m) => m.hostname !== name);
+  return {
+    machine,
+    others: { ...inv, machines, workers: machines.filter((m) => m.role === 'worker') },
+    from: listed ? `${inv.machinesFile}:${listed.line}` : PKI.machine(name, 'kubelet').crt,
+  };
+}
+
+/** A worker no longer in machines.txt, from the kubelet certificate hardway issued for it (its names and IP). */
+function recordedWorker(inv: Inventory, name: string): Machine {
+  const file = PKI.machine(name, 'kubelet').crt;
+  const pem = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(name) ? readOptional(join(inv.dir, file)) : undefined;
+  const hint = `known workers: ${inv.workers.map((m) => m.hostname).join(', ') || 'none'}; a removed one is found by its certificate ${file}`;
+  if (!pem) throw new InputError(`no worker named "${name}" in machines.txt, and no record of one: ${file} does not exist`, hint);
+  const sans = parseSans(new X509Certificate(pem).subjectAltName);
+  const ip = sans.find((s) => s.startsWith('IP:') && s !== 'IP:127.0.0.1')?.slice(3);
+  const fqdn = sans.find((s) => s.startsWith('DNS:') && s !== `DNS:${name}`)?.slice(4);
+  if (!ip || !fqdn) throw new InputError(`${file} does not name the machine's address and FQDN (SANs: ${sans.join(', ')})`, hint);
+  // Only the paths of what reset removes are rendered from it, and no value of the pod subnet changes a path.
+  return { ip, fqdn, hostname: name, role: 'worker', podSubnet: inv.settings.clusterCidr, line: 0 };
+}
+
+/** `hardway remove-node NAME`. */
+export const removeNodeCommand: CliCommand = {
+  name: 'remove-node',
+  summary: 'Take a worker out: drain it, delete its Node, reset it, drop its names and routes everywhere',
+  args: 'NAME',
+  details: [
+    'NAME is a worker of machines.txt, or one whose line is already gone: then its address and names',
+    'come from the certificate hardway issued for it, pki/machines/NAME/kubelet.crt (kept as the record).',
+    'Steps: drain-node (on the first control-plane machine: cordon, drain, delete the Node), reset on NAME,',
+    'then pin-hosts and routes on every other machine, as if NAME were not in machines.txt.',
+    'A machine that is gone for good cannot be reset: --keep-going still updates the others.',
+    'Then remove its line from machines.txt (if it is still there); "hardway up" converges.',
+  ].join('\n'),
+  options: {
+    ...RUN_OPTIONS,
+    yes: { type: 'boolean', description: 'yes, do it: the machine loses everything hardway installed' },
+    local: STEP_OPTIONS.local,
+  } satisfies Record<string, OptionSpec>,
+  async run(ctx: CliContext) {
+    const [name, ...rest] = ctx.positionals;
+    if (!name || rest.length > 0) throw new InputError('remove-node takes exactly one NAME', 'e.g. hardway remove-node node-2 --yes');
+    const v = ctx.values;
+    if (v.yes !== true && v['dry-run'] !== true) {
+      throw new InputError(`"hardway remove-node ${name}" drains ${name} and removes everything hardway installed on it: rerun with --yes to do it`, `"hardway remove-node ${name} --dry-run" shows every change`);
+    }
+    const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
+    checkPkiDir(inventory.dir);
+    const { machine, others, from } = removalOf(inventory, name);
+    const [{ drainNodeStep }, { resetStep }, { pinHostsStep }, { routesStep }] = await Promise.all([
+      import('../steps/drain-node.ts'), import('../steps/reset.ts'), import('../steps/pin-hosts.ts'), import('../steps/routes.ts'),
+    ]);
+    ctx.stderr.write(`remove-node: ${name} (${machine.ip}, from ${from})\n`);
+    const steps = [drainNodeStep(name), { ...resetStep, jumpbox: undefined, targets: () => [machine] }, pinHostsStep, routesStep];
+    const options: StepOptions = { dryRun: v['dry-run'] === true, verbose: v.verbose === true, keepGoing: v['keep-going'] === true, concurrency: Number(v.concurrency), values: v };
+    return withRunLock(inventory.dir, 'remove-node', async () => {
+      const run = { command: 'remove-node', steps, inventory: others, selected: [...others.machines, machine], options, lockHeld: true };
+      const io = { json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors: sshConnectors(ctx, inventory) };
+      return (await runSession({ ...run, ...io })).code;
+    });
+  },
+};

@@ -1,0 +1,32 @@
+// drain-node (part of `hardway remove-node`): on the first control-plane machine, through the API
+// with the admin kubeconfig as kubelet-rbac does: cordon the node, drain it (DaemonSet pods stay,
+// emptyDir data goes, pods of a node that no longer answers are not waited for past a minute), then
+// delete the Node. Planned only while the Node exists, so a rerun changes nothing.
+import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
+import { FailureError } from '../errors.ts';
+import { sh } from '../shell.ts';
+import { localKubectl as kubectl } from './support/api.ts';
+
+/** Seconds drain waits for the node's pods to go; a pod marked deleted this long ago is not waited for. */
+const DRAIN_TIMEOUT_S = 180;
+const STUCK_POD_S = 60;
+
+/** The step that takes node `name` out of the cluster's API. */
+export function drainNodeStep(name: string): ChangeStep {
+  return {
+    name: 'drain-node',
+    title: `Cordon and drain ${name}, then delete its Node`,
+    targets: (inv) => inv.controlPlanes.slice(0, 1),
+    async plan(ctx: StepContext): Promise<Change[]> {
+      const get = kubectl(sh`get node ${name} -o name --ignore-not-found`);
+      const r = await ctx.facts.query(get);
+      if (r.code !== 0) {
+        throw new FailureError(`${ctx.machine.hostname}: cannot ask the API for node ${name} (exit ${r.code}): ${r.stderr.trim()}`,
+          'the API server must answer to drain a node: check "hardway verify", or rerun when it answers');
+      }
+      if (r.stdout.trim() === '') return [];
+      const drain = sh`${kubectl(sh`cordon ${name}`)} && ${kubectl(sh`drain ${name} --ignore-daemonsets --delete-emptydir-data --force --timeout=${`${DRAIN_TIMEOUT_S}s`} --skip-wait-for-delete-timeout=${STUCK_POD_S}`)} && ${kubectl(sh`delete node ${name}`)}`;
+      return [{ kind: 'exec', cmd: drain, timeoutMs: (DRAIN_TIMEOUT_S + 60) * 1000, reason: `node ${name} is in the cluster: cordon, move its pods off, delete the Node` }];
+    },
+  };
+}

@@ -1,0 +1,17 @@
+# Stops every pod and container on a worker, for `hardway reset`, while containerd still runs and
+# after the kubelet stopped (so nothing starts them again). Pods run under kubepods.slice (the
+# systemd cgroup driver): stopping the slice ends their processes. Then every task containerd knows,
+# in every namespace, is killed and deleted (its shim exits and its root filesystem is unmounted)
+# and every container record deleted. Prints what it stopped; exits 1 if containerd refuses.
+systemctl stop kubepods.slice 2>/dev/null
+for ns in $(ctr namespaces ls -q); do
+  for task in $(ctr -n "$ns" tasks ls -q); do
+    ctr -n "$ns" tasks kill -a -s SIGKILL "$task" 2>/dev/null
+    ctr -n "$ns" tasks rm -f "$task" >/dev/null || exit 1
+    echo "stopped task $ns/$task"
+  done
+  for c in $(ctr -n "$ns" containers ls -q); do
+    ctr -n "$ns" containers rm "$c" >/dev/null || exit 1
+  done
+done
+exit 0

@@ -1,0 +1,124 @@
+// reset: removes from each machine everything hardway installed there, and nothing else. What that
+// is comes from what the steps install (support/installed.ts: the rendered files with their owning
+// step, the pki/ placements, the role's binaries and the CNI plugins) plus the runtime data of the
+// services they run; what is there of it is read in one facts batch, and the plan
+// (support/reset-plan.ts) removes only that, so a second run plans nothing and --dry-run lists it
+// all. etcd's data stays unless asked for by name (`--delete-data etcd`). Packages, the swap mask
+// and fstab lines go back only where worker-os recorded that it changed them; the hostname and the
+// running sysctls stay as they are (a reboot reads the sysctl files, which are gone).
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { downloadsDir } from '../download/layout.ts';
+import type { FactRequest, FileFact, ProbeResult } from '../engine/facts.ts';
+import type { Change, ChangeStep, HostContext, StepContext } from '../engine/types.ts';
+import { ANY, SERVER } from '../layout.ts';
+import { sh, type Command } from '../shell.ts';
+import { CNI_BRIDGE } from './cni.ts';
+import { flagOption, listOption } from './options.ts';
+import { TEMPLATE_FAMILIES } from './pin-hosts-text.ts';
+import { parseServiceStates, serviceStatesCommand } from './support/inspect.ts';
+import { CONTAINERD_STATE, ETCD_DATA, FSTAB_SWAP_NOTE, installedOn, PACKAGES_RECORD, SWAP_MASK_RECORD, type Installed } from './support/installed.ts';
+import { MARKED_REGISTRY_DIRS_PROBE } from './support/registry-dirs.ts';
+import { KUBE_RULES, resetChanges, withoutBlock, type ResetFacts } from './support/reset-plan.ts';
+import { parseRoutes } from './support/routes.ts';
+
+/** The reset step. */
+export const resetStep: ChangeStep = {
+  name: 'reset',
+  title: 'Remove everything hardway installed: services, files, certificates, data, routes, the hosts block',
+  targets: (inv) => inv.machines,
+  async plan(ctx: StepContext): Promise<Change[]> {
+    const { inventory, machine } = ctx;
+    const installed = installedOn(inventory, machine, cniPluginNames(inventory.dir));
+    const facts = await readResetFacts(ctx, installed);
+    const { changes, notes } = resetChanges(inventory, installed, facts, { deleteEtcdData: listOption(ctx.options, 'delete-data').includes('etcd') });
+    for (const n of notes) ctx.log.info(n);
+    return changes;
+  },
+  jumpbox: {
+    when: (options) => flagOption(options, 'local'),
+    plan: planJumpbox,
+  },
+};
+
+/** The CNI plugins the cni step installs: every file in downloads/cni-plugins (none when downloads/ is gone). */
+function cniPluginNames(projectDir: string): string[] {
+  const dir = join(downloadsDir(projectDir), 'cni-plugins');
+  return existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.')) : [];
+}
+
+/** The hosts files pin-hosts edits: /etc/hosts and every family's cloud-init template. */
+const HOSTS_FILES = [ANY.hosts, ...TEMPLATE_FAMILIES.map(ANY.cloudHostsTemplate)];
+
+/** Everything the plan reads, in one round trip (a second only when worker-os recorded packages). */
+async function readResetFacts(ctx: StepContext, installed: Installed): Promise<ResetFacts> {
+  const { machine, facts } = ctx;
+  const { services } = installed;
+  const paths = [...installed.files, ...installed.data, ...installed.dirs];
+  const worker = machine.role === 'worker';
+  const auditDir = SERVER.auditLog.slice(0, SERVER.auditLog.lastIndexOf('/'));
+  const probes: Record<string, Command> = {
+    present: sh`ls -1d -- ${[...paths, ETCD_DATA, SWAP_MASK_RECORD, CONTAINERD_STATE]} 2>/dev/null; :`,
+    mounts: sh`cut -d ' ' -f 2 /proc/self/mounts`,
+    routes: sh`ip -4 route show`,
+    netns: sh`ip netns list 2>/dev/null; :`,
+    bridge: sh`ip -o link show dev ${CNI_BRIDGE} 2>/dev/null`,
+    v4: sh`iptables-save 2>/dev/null | grep -cE ${KUBE_RULES}`,
+    v6: sh`ip6tables-save 2>/dev/null | grep -cE ${KUBE_RULES}`,
+    entries: sh`find ${installed.dirs} -mindepth 1 -maxdepth 1 2>/dev/null; :`,
+    containerd: sh`ls -1A ${CONTAINERD_STATE} 2>/dev/null; :`,
+    containerdPackage: sh`dpkg-query -W -f='\${Status}' containerd 2>/dev/null`,
+    audit: sh`ls -1A ${auditDir} 2>/dev/null; :`,
+    fstab: sh`grep -cF -- ${FSTAB_SWAP_NOTE} /etc/fstab 2>/dev/null`,
+    ...(worker ? { registryDirs: MARKED_REGISTRY_DIRS_PROBE } : {}),
+  };
+  const keys = Object.keys(probes);
+  const requests: FactRequest[] = [
+    ...HOSTS_FILES.map((path) => ({ op: 'R' as const, path })),
+    { op: 'R', path: PACKAGES_RECORD },
+    { op: 'C', cmd: serviceStatesCommand(services), merge: { key: 'service-states', items: services, build: serviceStatesCommand } },
+    ...keys.map((k) => ({ op: 'C' as const, cmd: probes[k]! })),
+  ];
+  const answers = await facts.batch(requests);
+  const hostsFiles = answers.slice(0, HOSTS_FILES.length) as FileFact[];
+  const record = answers[HOSTS_FILES.length] as FileFact;
+  const states = parseServiceStates((answers[HOSTS_FILES.length + 1] as ProbeResult).stdout);
+  const p = Object.fromEntries(keys.map((k, i) => [k, answers[HOSTS_FILES.length + 2 + i] as ProbeResult]));
+  const lines = (k: string) => p[k]!.stdout.split('\n').filter(Boolean);
+  const auditBase = SERVER.auditLog.slice(auditDir.length + 1).replace(/\.log$/, '');
+  return {
+    present: new Set(lines('present')),
+    services: states,
+    mounts: lines('mounts').map(unescapeMount),
+    routes: parseRoutes(p.routes!.stdout),
+    netns: lines('netns').map((l) => l.split(' ')[0]!),
+    bridge: p.bridge!.code === 0 && p.bridge!.stdout.trim() !== '',
+    kubeRules: { v4: Number(p.v4!.stdout.trim()) || 0, v6: Number(p.v6!.stdout.trim()) || 0 },
+    entries: lines('entries'),
+    containerdContent: lines('containerd').length > 0,
+    containerdPackage: / installed$/.test(p.containerdPackage!.stdout.trim()),
+    auditLogs: lines('audit').filter((n) => n.startsWith(`${auditBase}-`) && n.endsWith('.log')).map((n) => `${auditDir}/${n}`),
+    hostsFiles,
+    fstabNotes: Number(p.fstab!.stdout.trim()) || 0,
+    packages: await stillInstalled(ctx, record),
+    ...(p.registryDirs ? { registryDirs: p.registryDirs } : {}),
+  };
+}
+
+/** The packages of worker-os' record that are still installed (asked only when there is a record). */
+async function stillInstalled(ctx: StepContext, record: FileFact): Promise<string[]> {
+  const named = (record.content?.toString('utf8') ?? '').split('\n').map((l) => l.trim()).filter((l) => /^[a-z0-9][a-z0-9+.-]*$/.test(l));
+  if (named.length === 0) return [];
+  const { q } = await ctx.facts.probe({ q: sh`dpkg-query -W -f='\${Package} \${Status}\\n' ${named} 2>/dev/null` });
+  return q.stdout.split('\n').filter((l) => / ok installed$/.test(l)).map((l) => l.split(' ')[0]!);
+}
+
+/** /proc/self/mounts writes a space in a path as \040 (and a tab, newline, backslash alike). */
+function unescapeMount(path: string): string {
+  return path.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/** With --local: the block out of the jumpbox's own /etc/hosts. */
+async function planJumpbox(ctx: HostContext): Promise<Change[]> {
+  return withoutBlock((await ctx.facts.read([ANY.hosts])).get(ANY.hosts)!);
+}
