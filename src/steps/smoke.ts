@@ -6,9 +6,9 @@
 // 3. a NodePort service answers on the node that runs the pod.
 // Objects are named hardway-smoke and replaced on every run.
 import { FailureError, PreconditionError } from '../errors.ts';
-import { SERVER } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
 import type { ActionContext, ActionStep } from '../engine/types.ts';
+import { localKubectl } from './support/api.ts';
 import { etcdctl } from './support/etcd.ts';
 import { textOption } from './options.ts';
 
@@ -16,7 +16,7 @@ import { textOption } from './options.ts';
 export const SMOKE_NAME = 'hardway-smoke';
 
 const bash = (cmd: Command) => sh`bash -c ${cmd.text}`;
-const kubectl = (args: Command) => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=30s ${args}`;
+const kubectl = (args: Command) => localKubectl(args, 30);
 
 /** custom-columns that list each pod with its own node, phase and deletion mark. */
 export const POD_COLUMNS = 'custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,PHASE:.status.phase,DELETING:.metadata.deletionTimestamp';

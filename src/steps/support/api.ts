@@ -3,8 +3,8 @@
 import { SERVER } from '../../layout.ts';
 import { sh, type Command } from '../../shell.ts';
 
-/** kubectl against the local API server (admin kubeconfig), each request cut off after 5 s. */
-export const localKubectl = (args: Command): Command => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=5s ${args}`;
+/** kubectl against the local API server (admin kubeconfig), each request cut off after `timeoutS` (5 s). */
+export const localKubectl = (args: Command, timeoutS = 5): Command => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=${`${timeoutS}s`} ${args}`;
 
 /** Waits up to `timeoutS` for the local API server's /readyz; prints the last error on failure. Ends the shell (exit). */
 export function waitApi(timeoutS: number): Command {

@@ -2,7 +2,7 @@
 // a large Go program whose start costs more than most of a no-op's other probes together, so the
 // reads that plans and checks ask at the same time (the at-once round) share one kubectl.
 import type { FactRequest, MergeableProbe } from '../../engine/facts.ts';
-import { SERVER } from '../../layout.ts';
+import { localKubectl } from './api.ts';
 import { sh, type Command } from '../../shell.ts';
 
 /** Exit code of an object read where the machine has no kubectl. */
@@ -14,7 +14,7 @@ export const NO_KUBECTL = 127;
  * kubectl). Several objects answer as one List.
  */
 export function getObjectsCommand(resources: readonly string[]): Command {
-  return sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit ${NO_KUBECTL}; }; kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=10s get ${[...resources]} -o json --ignore-not-found`;
+  return sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit ${NO_KUBECTL}; }; ${localKubectl(sh`get ${[...resources]} -o json --ignore-not-found`, 10)}`;
 }
 
 /** The read of `resources` as a facts request that other reads asked at once merge into (one kubectl for all). */
