@@ -15,7 +15,7 @@ import { useLab, type Lab } from './helpers/lab.ts';
 import { HOSTS_MARKERS } from '../../src/layout.ts';
 import { WEB_IMAGE } from '../../src/images/names.ts';
 import {
-  eventually, failures, filesChangedSince, invocationIds, jumpboxKubectl, markTime, newLog, podNetns, prepareClusterProject,
+  eventually, failures, filesChangedSince, invocationIds, jumpboxKubectl, kubeletStarted, markTime, newLog, podNetns, prepareClusterProject,
   remoteSha256, runJson, runtimeState, serviceStates, statuses, type RunSummary,
 } from './helpers/cluster.ts';
 
@@ -368,6 +368,8 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
 
   it('verify passes on the converged workers and names what is broken without changing anything', async () => {
     const l = lab();
+    // The test before restarted node-1's kubelet last: let it finish starting before the mark.
+    for (const w of workers(l)) await kubeletStarted(l, w.hostname);
     const ok = await runJson(l, ['verify', '--node', 'node-0', '--node', 'node-1']);
     expect(ok.code, ok.stderr).toBe(0);
     expect(statuses(ok.json)).toEqual(['unchanged node-0 verify', 'unchanged node-1 verify']);

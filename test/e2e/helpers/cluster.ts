@@ -17,6 +17,7 @@
  *   remoteSha256(lab, m, paths)  Map path -> sha256 on machine m ('missing' when absent).
  *   serviceStates(lab, m, svcs)  Map service -> `systemctl is-active` answer.
  *   invocationIds(lab, m, svcs)  Map service -> systemd InvocationID (changes on every (re)start).
+ *   kubeletStarted(lab, m)       waits until a (re)started kubelet has done its start-up writes.
  *   markTime / filesChangedSince files written on a machine after a mark (OS noise left out);
  *   runtimeState(lab, m)         routes, links, sysctl, swap, cluster services, netns: state without files.
  *   eventually(fn, seconds)      retries fn until it stops throwing (after a reboot).
@@ -123,6 +124,19 @@ export const CLUSTER_SERVICES = ['etcd', 'kube-apiserver', 'kube-controller-mana
  */
 const WATCHED = '/etc /usr /opt /srv /root /home /var';
 const OS_NOISE = ['/var/log', '/var/cache', '/var/tmp', '/var/lib/systemd', '/var/lib/apt', '/var/lib/logrotate', '/var/backups', '/var/lib/etcd'];
+
+/**
+ * Waits until the kubelet on a worker has finished starting: its device manager writes
+ * /var/lib/kubelet/device-plugins/ only once the container runtime answers, seconds after the unit
+ * is active. A test that marks the time right after a kubelet restart would otherwise see those
+ * writes as its own command's (it did in CI, under load).
+ */
+export async function kubeletStarted(lab: Lab, machine: string, seconds = 120): Promise<void> {
+  const check = 'since=$(systemctl show -p ActiveEnterTimestamp --value kubelet); ' +
+    'sock=/var/lib/kubelet/device-plugins/kubelet.sock; ' +
+    '[ -S $sock ] && [ "$(stat -c %Y $sock)" -ge "$(date -d "$since" +%s)" ] || { echo "kubelet on $(hostname) still starting (active since $since)"; exit 1; }';
+  await eventually(() => lab.run(machine, check), seconds);
+}
 
 /** Marks the time on a machine; filesChangedSince lists files written after it. */
 export async function markTime(lab: Lab, machine: string): Promise<void> {
