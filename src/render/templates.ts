@@ -1,7 +1,9 @@
 // Strict handlebars rendering of the files under templates/ and units/: a value the template asks
 // for but the caller did not give is an error naming the template and the field, never an empty
 // string in a config file; nothing is HTML-escaped (these are YAML, JSON, TOML and unit files).
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
@@ -15,10 +17,30 @@ export interface TemplateSet {
   render(name: string, values: object): string;
 }
 
+/** A template compiled by scripts/build.mjs, with the SHA-256 of the source it was compiled from. */
+interface Precompiled {
+  sha256: string;
+  spec: TemplateSpecification;
+}
+type TemplateSpecification = Parameters<typeof Handlebars.template>[0];
+
+/**
+ * The package's templates as the CLI bundle's build compiled them (dist/cli/precompiled-templates.cjs,
+ * beside the bundle's chunks); none when running from src/ through tsx.
+ */
+function packagePrecompiled(): Record<string, Precompiled> {
+  try {
+    return createRequire(import.meta.url)('./precompiled-templates.cjs') as Record<string, Precompiled>;
+  } catch {
+    return {};
+  }
+}
+
 /** A template set reading from `root`; each file is read and compiled once per set. */
 export function createTemplateSet(root: string = PACKAGE_ROOT): TemplateSet {
   // A private handlebars environment: no helper or partial registered elsewhere can leak in.
   const hb = Handlebars.create();
+  const precompiled = root === PACKAGE_ROOT ? packagePrecompiled() : {};
   const compiled = new Map<string, (values: object) => string>();
   return {
     render(name, values) {
@@ -31,7 +53,10 @@ export function createTemplateSet(root: string = PACKAGE_ROOT): TemplateSet {
           throw new FailureError(`${name}: template not readable under ${root}: ${(e as Error).message}`,
             'the templates/ and units/ directories ship with hardway; reinstall it or restore the file');
         }
-        fn = compileTemplate(name, source, hb);
+        // The build's compilation, if it was made from exactly this text.
+        const built = precompiled[name];
+        const spec = built && built.sha256 === createHash('sha256').update(source).digest('hex') ? built.spec : undefined;
+        fn = compileTemplate(name, source, hb, spec);
         compiled.set(name, fn);
       }
       return fn(values);
@@ -53,9 +78,12 @@ export function sharedTemplateSet(root: string = PACKAGE_ROOT): TemplateSet {
   return set;
 }
 
-/** Compiles one template strictly; the returned function throws FailureError naming `name` and the missing field. */
-export function compileTemplate(name: string, source: string, hb: typeof Handlebars = Handlebars.create()): (values: object) => string {
-  const template = hb.compile(source, { strict: true, noEscape: true });
+/**
+ * Compiles one template strictly (or takes `spec`, the same source precompiled with the same
+ * options); the returned function throws FailureError naming `name` and the missing field.
+ */
+export function compileTemplate(name: string, source: string, hb: typeof Handlebars = Handlebars.create(), spec?: TemplateSpecification): (values: object) => string {
+  const template = spec ? hb.template(spec) : hb.compile(source, { strict: true, noEscape: true });
   return (values) => {
     try {
       return template(values);
