@@ -77,10 +77,29 @@ export interface DownloadsManifest {
   missing: string[];
 }
 
+/**
+ * Manifests already parsed by this process, by path, with the size and mtime they were read at:
+ * every machine's plan of every step asks (1+32: 2,800 opens in one no-op `up`).
+ */
+const manifests = new Map<string, { size: number; mtimeMs: number; ctimeMs: number; manifest: DownloadsManifest }>();
+
 /** Reads downloads/manifest.json; undefined if `hardway download` has not run yet. */
 export function readDownloads(projectDir: string): DownloadsManifest | undefined {
   const file = downloadsManifestPath(projectDir);
-  if (!existsSync(file)) return undefined;
+  let st;
+  try {
+    st = statSync(file);
+  } catch {
+    return undefined;
+  }
+  const seen = manifests.get(file);
+  if (seen && seen.size === st.size && seen.mtimeMs === st.mtimeMs && seen.ctimeMs === st.ctimeMs) return seen.manifest;
+  const manifest = parseDownloads(file);
+  manifests.set(file, { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, manifest });
+  return manifest;
+}
+
+function parseDownloads(file: string): DownloadsManifest {
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(file, 'utf8'));

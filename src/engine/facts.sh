@@ -1,7 +1,11 @@
 # hardway's facts script (src/engine/facts.ts runs it): read-only questions to a machine, answered
 # in ONE shell per batch. Requests come on stdin, one per line; one answer per stdout line:
 #  `S path` -> `F mode owner size sha256` | `N` (missing) | `D` (not a regular file) | `E` (unreadable)
-#  `R path` -> `F mode owner size base64` (`-` instead of base64 if larger than $read_limit) | N | D | E
+#  `R path` -> `F mode owner size base64` (`-` instead of base64 if larger than $read_limit) | N | D | E;
+#  with $blob set, `*` instead of base64: the content is in the batch's one blob line, `B base64`
+#  after the last answer, which holds every `*` file's bytes one after the other in request order
+#  (the caller cuts it by their sizes; should a file have changed in between, the lengths do not
+#  add up and the caller asks those files again without $blob)
 #  `H sha256 path` -> `K` (remembered in the SHA cache for the file as it is now) | `N`
 #  `C base64(cmd)` or `c cmd` (a one-line command as it is) -> `code ANSWER`, where ANSWER is
 #  `:text` for stdout `text\n`, `;text` for stdout `text` (one line, no newline); stdout of several
@@ -9,7 +13,7 @@
 #  one is added), up to the line $end (a random line the caller sets per batch), so no encoding
 #  process runs for it.
 # The command runs in a subshell (eval: no new sh to start) with stdin and stderr closed.
-# Set by the caller before this text: end (the line closing a multi-line answer), cache (the SHA cache file), write (non-empty: the run may
+# Set by the caller before this text: end (the line closing a multi-line answer), blob (non-empty: read files go in one blob line), cache (the SHA cache file), write (non-empty: the run may
 # write the cache), fast_min (bytes from which a file is hashed by openssl when it works),
 # read_limit (largest file read back), abc_sha256 (SHA-256 of "abc", to test openssl with).
 # A run asks a few hundred of these, so each costs as few processes as it can: all S, R and H
@@ -80,6 +84,20 @@ if [ $k -gt 0 ] && metas=$(stat -L -c '%a %U:%G %s %i:%Z' -- "$@" 2>/dev/null); 
     fi
   fi
 fi
+# The files asked with R, when the batch's stat has them: ONE cat and ONE base64 for all (r_J = 1),
+# not one base64 per file.
+blobbed=
+if [ -n "$batched" ] && [ -n "$blob" ]; then
+  j=0; set --
+  while [ $j -lt $k ]; do
+    j=$((j + 1)); eval "meta=\$m_$j; op=\$o_$j; arg=\$f_$j"; size=${meta% *}; size=${size##* }
+    [ "$op" = R ] && [ "$size" -le "$read_limit" ] && { set -- "$@" "$arg"; eval "r_$j=1"; }
+  done
+  if [ $# -gt 0 ]; then
+    if blobdata=$(cat -- "$@" | base64 -w0); then blobbed=1
+    else j=0; while [ $j -lt $k ]; do j=$((j + 1)); eval "r_$j="; done; fi
+  fi
+fi
 i=0
 while [ $i -lt $n ]; do
   i=$((i + 1)); eval "line=\$q_$i"; op=${line%% *}; arg=${line#* }
@@ -108,6 +126,8 @@ while [ $i -lt $n ]; do
         echo "F $meta ${sum%% *}"
       elif [ "${meta##* }" -gt "$read_limit" ]; then
         echo "F $meta -"
+      elif [ -n "$j" ] && [ -n "$batched" ] && eval "[ -n \"\${r_$j-}\" ]"; then
+        echo "F $meta *"
       else
         data=$(base64 -w0 < "$arg") || { echo E; continue; }
         echo "F $meta $data"
@@ -137,3 +157,4 @@ while [ $i -lt $n ]; do
   *) echo E ;;
   esac
 done
+[ -z "$blobbed" ] || printf 'B %s\n' "$blobdata"

@@ -94,18 +94,21 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
   const settings = sh`cache=${opts.cacheFile ?? SHA_CACHE}; fast_min=${FAST_HASH_MIN}; read_limit=${READ_LIMIT}; abc_sha256=${SHA256_ABC};`;
   // The line that closes a multi-line answer: random per run, so no probe's output holds it.
   const end = `--hardway-facts-end-${randomBytes(12).toString('hex')}`;
-  const script = joinCommands([opts.cacheWrites ? sh`${settings} end=${end}; write=1;` : sh`${settings} end=${end}; write=;`, FACTS_SCRIPT], ' ');
+  const scriptFor = (blob: boolean) => joinCommands([opts.cacheWrites ? sh`${settings} end=${end}; write=1;` : sh`${settings} end=${end}; write=;`,
+    blob ? sh`blob=1;` : sh`blob=;`, FACTS_SCRIPT], ' ');
+  const script = scriptFor(true);
   const remembered: FactRequest[] = [];
-  const batch = async (asked: FactRequest[]): Promise<Array<FileFact | ProbeResult>> => {
+  const batch = async (asked: FactRequest[], blob = true): Promise<Array<FileFact | ProbeResult>> => {
     if (asked.length === 0) return [];
     // Digests to remember go first, so this batch's own lookups already find them.
     const requests = [...remembered.splice(0), ...asked];
     const stdin = requests.map(encodeRequest).join('\n') + '\n';
-    const r = await transport.exec(script, { stdin, logAs: `facts: ${requests.length} request(s)` });
+    const r = await transport.exec(blob ? script : scriptFor(false), { stdin, logAs: `facts: ${requests.length} request(s)` });
     const lines = r.stdout.split('\n');
     const short = () => new Error(`${transport.machine}: reading facts failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
     if (r.code !== 0 || lines.length < requests.length) throw short();
     let at = 0;
+    const inBlob: Array<{ req: FactRequest; fact: FileFact }> = [];
     const answers = requests.map((req) => {
       if (at >= lines.length) throw short();
       const line = lines[at++]!;
@@ -117,10 +120,26 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
         at = last + 1;
       } else {
         answer = decodeAnswer(req, line);
+        if (req.op === 'R' && line.endsWith(' *')) inBlob.push({ req, fact: answer as FileFact });
       }
-      log(describeAnswer(req, answer));
+      if (!inBlob.some((b) => b.fact === answer)) log(describeAnswer(req, answer));
       return answer;
     });
+    if (inBlob.length > 0) {
+      // The read files' bytes, one after the other, in the blob line after the last answer.
+      const blobLine = lines[at];
+      if (blobLine === undefined || !blobLine.startsWith('B ')) throw short();
+      const bytes = Buffer.from(blobLine.slice(2), 'base64');
+      if (bytes.length === inBlob.reduce((n, b) => n + b.fact.size!, 0)) {
+        let from = 0;
+        for (const { fact } of inBlob) fact.content = bytes.subarray(from, (from += fact.size!));
+      } else {
+        // A file changed between its stat and its read: ask those files again, each on its own.
+        const again = await batch(inBlob.map((b) => b.req), false);
+        inBlob.forEach((b, n) => Object.assign(b.fact, again[n]));
+      }
+      for (const { req, fact } of inBlob) log(describeAnswer(req, fact));
+    }
     return answers.slice(requests.length - asked.length);
   };
   const query: Facts['query'] = async (cmd, opts) => {
@@ -178,7 +197,8 @@ function decodeAnswer(req: FactRequest, line: string): FileFact | ProbeResult {
   const fact: FileFact = { path, exists: true, mode: parseInt(parts[1]!, 8), owner: parts[2]!, size: Number(parts[3]) };
   if (req.op === 'S') fact.sha256 = parts[4]!;
   else if (parts[4] === '-') fact.tooLarge = true;
-  else fact.content = Buffer.from(parts[4]!, 'base64');
+  // `*`: the content comes in the batch's blob line (the caller fills it in).
+  else if (parts[4] !== '*') fact.content = Buffer.from(parts[4]!, 'base64');
   return fact;
 }
 
