@@ -1,5 +1,6 @@
 // Local processes for the benches: the hardway CLI, ssh and scp, each timed from spawn to exit.
 import { execFile } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { bundleIsCurrent } from '../../bin/source-stamp.mjs';
 
 /** What a finished local command left: exit code, output and wall time in seconds. */
@@ -23,6 +24,8 @@ export function cliLoader(): string {
  * reaches its `finally` and takes the labs down (with commands that are not stoppable).
  */
 export const stopBench = new AbortController();
+// Every process a bench runs listens on it (the manual loop runs one scp per machine at once).
+setMaxListeners(0, stopBench.signal);
 
 /** Where a command runs, and whether Ctrl-C stops it (teardown commands must not be stopped). */
 export interface RunOptions {

@@ -41,6 +41,18 @@ export interface InspectInput {
 
 const USAGE_OIDS: Record<string, Usage> = { '1.3.6.1.5.5.7.3.1': 'serverAuth', '1.3.6.1.5.5.7.3.2': 'clientAuth' };
 
+/**
+ * Private keys parsed in this process, by their PEM text: `up` checks every pair twice (certs, then
+ * kubeconfigs), and parsing the RSA keys was most of that check's CPU. KeyObjects are immutable.
+ */
+const parsedKeys = new Map<string, KeyObject>();
+
+function privateKey(pem: string): KeyObject {
+  let key = parsedKeys.get(pem);
+  if (!key) parsedKeys.set(pem, (key = createPrivateKey(pem)));
+  return key;
+}
+
 /** Inspects one certificate/key pair. Pure apart from parsing; reads no files. */
 export function inspect(input: InspectInput): Inspection {
   const differences: Difference[] = [];
@@ -50,7 +62,7 @@ export function inspect(input: InspectInput): Inspection {
   if (input.keyPem === undefined) add('key-missing', 'key missing');
   else {
     try {
-      key = createPrivateKey(input.keyPem);
+      key = privateKey(input.keyPem);
     } catch {
       add('key-unreadable', 'key unreadable');
     }
