@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { coalescedFacts } from '../../src/engine/coalesced-facts.ts';
 import { factsFrom, type FactRequest } from '../../src/engine/facts.ts';
-import { getObjects } from '../../src/steps/support/cluster-objects.ts';
+import { getObjects, getObjectsCommand, NODE_LIST_FROM, objectItems } from '../../src/steps/support/cluster-objects.ts';
 import { nodeStates } from '../../src/steps/verify.ts';
 
 const node = (name: string, status?: string, message?: string) => ({
@@ -49,5 +49,26 @@ describe('cluster object reads asked at once share one kubectl', () => {
     const cmd = sent[0]![0]!;
     expect(cmd.op === 'C' && cmd.cmd.text).toMatch(/kubectl --kubeconfig=\S+ --request-timeout=10s get clusterrole\/x clusterrolebinding\/x nodes\/node-0 nodes\/node-1 -o json --ignore-not-found$/);
     expect(rbac).toEqual(nodes);
+  });
+});
+
+describe('many nodes are read as one list', () => {
+  const names = (n: number) => Array.from({ length: n }, (_, i) => `nodes/node-${i}`);
+
+  it(`reads ${NODE_LIST_FROM} or more Nodes with one "get nodes" after the named objects, fewer by name`, () => {
+    expect(getObjectsCommand(names(NODE_LIST_FROM - 1)).text).toMatch(/get nodes\/node-0 nodes\/node-1 nodes\/node-2 -o json --ignore-not-found$/);
+    const many = getObjectsCommand(['clusterrole/x', ...names(100)]).text;
+    expect(many).toMatch(/get clusterrole\/x -o json --ignore-not-found && kubectl --kubeconfig=\S+ --request-timeout=10s get nodes -o json$/);
+    expect(many).not.toContain('nodes/node-');
+    expect(getObjectsCommand(names(100)).text).toMatch(/; kubectl --kubeconfig=\S+ --request-timeout=10s get nodes -o json$/);
+  });
+
+  it('reads the items of both documents of such an answer, pretty-printed as kubectl prints them', () => {
+    const rbac = JSON.stringify({ kind: 'List', items: [{ kind: 'ClusterRole', metadata: { name: 'x' } }] }, null, 4);
+    const list = JSON.stringify({ kind: 'List', items: [{ kind: 'Node', ...node('node-0', 'True') }, { kind: 'Node', ...node('node-9', 'True') }] }, null, 4);
+    const items = objectItems<{ kind?: string; items?: never[] }>(`${rbac}\n${list}\n`);
+    expect(items.map((i) => i.kind)).toEqual(['ClusterRole', 'Node', 'Node']);
+    // Nodes the inventory does not name (in the list of every Node) are no problem of verify's.
+    expect(nodeStates(`${rbac}\n${list}\n`, ['node-0', 'node-1'])).toEqual(['node node-1 is not registered with the API (its kubelet never reached the API server)']);
   });
 });
