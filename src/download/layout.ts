@@ -1,8 +1,9 @@
 // Where `hardway download` puts each binary in the project's downloads/ directory, and how later
 // steps read what it installed. One table, so a step never re-types a path.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FailureError, PreconditionError } from '../errors.ts';
+import { statKey } from '../stat-key.ts';
 
 /** The four directories under downloads/, by the machines that get their contents. */
 export const DOWNLOAD_DIRS = ['client', 'controller', 'worker', 'cni-plugins'] as const;
@@ -78,24 +79,18 @@ export interface DownloadsManifest {
 }
 
 /**
- * Manifests already parsed by this process, by path, with the size and mtime they were read at:
- * every machine's plan of every step asks (1+32: 2,800 opens in one no-op `up`).
+ * Manifests already parsed by this process, by what the file is (statKey): every machine's plan of
+ * every step asks (1+32: 2,800 opens in one no-op `up`).
  */
-const manifests = new Map<string, { size: number; mtimeMs: number; ctimeMs: number; manifest: DownloadsManifest }>();
+const manifests = new Map<string, DownloadsManifest>();
 
 /** Reads downloads/manifest.json; undefined if `hardway download` has not run yet. */
 export function readDownloads(projectDir: string): DownloadsManifest | undefined {
   const file = downloadsManifestPath(projectDir);
-  let st;
-  try {
-    st = statSync(file);
-  } catch {
-    return undefined;
-  }
-  const seen = manifests.get(file);
-  if (seen && seen.size === st.size && seen.mtimeMs === st.mtimeMs && seen.ctimeMs === st.ctimeMs) return seen.manifest;
-  const manifest = parseDownloads(file);
-  manifests.set(file, { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, manifest });
+  const key = statKey(file);
+  if (key === undefined) return undefined;
+  let manifest = manifests.get(key);
+  if (!manifest) manifests.set(key, (manifest = parseDownloads(file)));
   return manifest;
 }
 

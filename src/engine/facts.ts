@@ -120,9 +120,10 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
         at = last + 1;
       } else {
         answer = decodeAnswer(req, line);
-        if (req.op === 'R' && line.endsWith(' *')) inBlob.push({ req, fact: answer as FileFact });
+        // Its content comes in the blob line: logged once it is there.
+        if (req.op === 'R' && line.endsWith(' *')) return inBlob.push({ req, fact: answer as FileFact }), answer;
       }
-      if (!inBlob.some((b) => b.fact === answer)) log(describeAnswer(req, answer));
+      log(describeAnswer(req, answer));
       return answer;
     });
     if (inBlob.length > 0) {

@@ -8,6 +8,7 @@ import { binaryRelPath, downloadsDir, readDownloads, requireBinaries } from '../
 import type { DesiredFile } from '../../engine/desired.ts';
 import type { LocalFileContent } from '../../engine/types.ts';
 import { FailureError } from '../../errors.ts';
+import { statKey } from '../../stat-key.ts';
 
 const CACHE_FILE = '.sha256-cache.json';
 type HashCache = Record<string, { size: number; mtimeMs: number; sha256: string }>;
@@ -49,15 +50,15 @@ export async function localFile(dir: string, rel: string): Promise<LocalFileCont
 }
 
 /**
- * Digests this process already knows, by path, size and mtime: each machine's plan asks for the same
- * binaries, and reading the JSON cache for each was 2 of every 3 file opens of a no-op `up`.
+ * Digests this process already knows, by what the file is (statKey): each machine's plan asks for
+ * the same binaries, and reading the JSON cache for each was 2 of every 3 file opens of a no-op `up`.
  */
 const known = new Map<string, string>();
 
 /** SHA-256 of a file under `dir` (downloads/, images/), from the cache there when its size and mtime are unchanged. */
 async function cachedSha256(dir: string, rel: string): Promise<string> {
   const st = statSync(join(dir, rel));
-  const key = `${join(dir, rel)}\n${st.size}\n${st.mtimeMs}\n${st.ctimeMs}`;
+  const key = statKey(join(dir, rel))!;
   let sha256 = known.get(key);
   if (!sha256) known.set(key, (sha256 = await storedSha256(dir, rel, st)));
   return sha256;
