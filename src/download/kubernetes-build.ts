@@ -174,7 +174,7 @@ function runMake(cwd: string, args: string[], env: NodeJS.ProcessEnv, logFile: s
     child.stderr.on('data', onData);
     // Compiling the five binaries prints nothing for many minutes: say now and then that it goes on.
     const heartbeat = setInterval(() => {
-      if (Date.now() - lastLine >= HEARTBEAT_MS) progress(`  still compiling (go build prints nothing until a binary is done; the whole build takes about 8 minutes on 2 idle cores)`);
+      if (Date.now() - lastLine >= HEARTBEAT_MS) progress(`  still compiling (go build prints nothing until a binary is done; the whole build takes 8 to 13 minutes on 2 cores)`);
     }, HEARTBEAT_MS);
     child.on('error', (e) => {
       clearInterval(heartbeat);
