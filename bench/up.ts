@@ -2,9 +2,14 @@
 // (1 + 8): the full push and a no-op rerun, beside the same pushes done the tutorial's way (an
 // scp/ssh loop over the machines, sequential and one loop per machine in parallel), measured in the
 // same run. Targets: no-op rerun under 2 s (3 machines) and 4 s (9); full push no slower than the
-// parallel scp loop of the same files. The host is shared and a single run of either varies by
-// about 10%, so both sides of that comparison are measured three times and their medians compared
-// (the full push each time on freshly booted machines); every single figure is printed too.
+// parallel scp loop of the same files. The loop runs two ways: files only (into a scratch directory
+// beside the running cluster: it starts nothing), and in place on freshly booted machines with what
+// the tutorial runs after copying (services started, images imported, the wait for the API server
+// and the RBAC apply), which ends where hardway's push ends. With the real server binaries the
+// target is judged against the second: only it waits for the API server as hardway must. The host is
+// shared and a single run of either varies by about 10%, so every side is measured three times and
+// medians compared (the full push and the in-place loop each time on freshly booted machines);
+// every single figure is printed too.
 //
 //   npm run bench:up                 both lab sizes
 //   npm run bench:up -- --size 3     only the 3-machine lab (--size 9: only the 9-machine lab)
@@ -18,7 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultLabPaths } from '../src/lab/names.ts';
 import { ensureRootfs, rootfsPath } from '../src/lab/rootfs.ts';
-import { clearScratch, manualParallel, manualPushes, manualSequential, SCRATCH, stage } from './support/manual.ts';
+import { checkRunning, clearScratch, manualParallel, manualPushes, manualSequential, SCRATCH, stage } from './support/manual.ts';
 import { freshLab, labDir, labDown, newLog, prepareProject, runLogs } from './support/project.ts';
 import { loggedSeconds, pushedFiles, serviceWaitSeconds, stepSeconds } from './support/push-log.ts';
 import { cliLoader, hardway, secs, stopBench, type Ran } from './support/run.ts';
@@ -53,9 +58,12 @@ interface Measured {
   rerun: Ran;
   rerunChanged: number;
   sequential: number;
-  /** The median manual parallel loop, and every loop's seconds. */
+  /** The median manual parallel loop (files only), and every loop's seconds. */
   parallel: number;
   parallels: number[];
+  /** The median manual parallel loop in place on fresh machines (files, services, API, RBAC), and every loop's seconds. */
+  inPlace: number;
+  inPlaces: number[];
   notes: string[];
   problems: string[];
 }
@@ -147,6 +155,18 @@ async function measure(s: Scenario): Promise<Measured> {
   await clearScratch(lab.sshConfig, lab.hosts);
   const parallel = median(parallels, (x) => x);
   console.log(`  ${lab.hosts.length} machines: manual sequential ${secs(sequential)}, parallel ${parallels.map(secs).join(', ')} (median ${secs(parallel)})`);
+  // The like-for-like baseline: new machines each time, the files where they belong, started as the tutorial does.
+  const inPlaces: number[] = [];
+  for (let i = 0; i < PARALLEL_LOOPS; i++) {
+    await freshLab(s.name, s.subnet, s.workers, dir);
+    inPlaces.push(await manualParallel(lab.sshConfig, stageDir, pushes, 'in-place'));
+    await checkRunning(lab.sshConfig, pushes);
+  }
+  const inPlace = median(inPlaces, (x) => x);
+  notes.push(`manual loop in place: the same scp into the real directories of freshly booted machines, then per machine sysctl -p, ` +
+    `daemon-reload, enable --now (containerd, ctr images import, then the rest), and on the control plane /readyz polled each second ` +
+    `and the kubelet RBAC applied; afterwards (untimed) every pushed service was checked active`);
+  console.log(`  ${lab.hosts.length} machines: manual parallel in place ${inPlaces.map(secs).join(', ')} (median ${secs(inPlace)})`);
 
   if (problems.length) {
     // The run logs say why; the lab directory goes away with the lab.
@@ -159,7 +179,8 @@ async function measure(s: Scenario): Promise<Measured> {
   started.delete(s.name);
   return {
     s, machines: lab.hosts.length, files: files.length, bytes,
-    full: full.run, fulls: fulls.map((f) => f.run.seconds), push, pushes: pushTimes, rerun: rerun.run, rerunChanged, sequential, parallel, parallels, notes, problems,
+    full: full.run, fulls: fulls.map((f) => f.run.seconds), push, pushes: pushTimes, rerun: rerun.run, rerunChanged, sequential, parallel, parallels,
+    inPlace, inPlaces, notes, problems,
   };
 }
 
@@ -220,11 +241,13 @@ async function main(): Promise<void> {
   const rows = [['scenario', 'hardway', 'manual sequential', 'manual parallel', 'target']];
   for (const m of done) {
     const mb = (m.bytes / 1e6).toFixed(1);
-    const fullOk = m.push <= m.parallel && m.problems.length === 0;
+    const fullOk = m.push <= m.inPlace && m.problems.length === 0;
     const noopOk = m.rerun.seconds < m.s.noopTargetS && m.rerunChanged === 0 && m.problems.length === 0;
     missed ||= !fullOk || !noopOk;
-    rows.push([`full push, ${m.machines} machines (${m.files} files, ${mb} MB), without verify`, `${secs(m.push)} ${each(m.pushes)}`, secs(m.sequential),
-      `${secs(m.parallel)} ${each(m.parallels)}`, `<= manual parallel: ${fullOk ? 'met' : 'MISSED'} (${(m.push / m.parallel).toFixed(2)}x)`]);
+    rows.push([`full push, ${m.machines} machines (${m.files} files, ${mb} MB), without verify, vs files only`, `${secs(m.push)} ${each(m.pushes)}`, secs(m.sequential),
+      `${secs(m.parallel)} ${each(m.parallels)}`, `${(m.push / m.parallel).toFixed(2)}x (the loop starts nothing)`]);
+    rows.push([`full push, ${m.machines} machines, without verify, vs in place (services running, API answering)`, `${secs(m.push)} ${each(m.pushes)}`, '',
+      `${secs(m.inPlace)} ${each(m.inPlaces)}`, `<= manual parallel in place: ${fullOk ? 'met' : 'MISSED'} (${(m.push / m.inPlace).toFixed(2)}x)`]);
     rows.push([`full up until every node is Ready, ${m.machines} machines`, `${secs(m.full.seconds)} ${each(m.fulls)}`, '', '', '(no manual equivalent)']);
     rows.push([`no-op rerun, ${m.machines} machines (median of ${RERUNS})`, `${secs(m.rerun.seconds)} ("changed": ${m.rerunChanged})`,
       `${secs(m.sequential)} (copies all again)`, `${secs(m.parallel)} (copies all again)`, `< ${m.s.noopTargetS} s: ${noopOk ? 'met' : 'MISSED'}`]);
@@ -232,15 +255,17 @@ async function main(): Promise<void> {
   console.log('');
   for (const l of table(rows)) console.log(l);
   console.log(`Full push: the median of ${FULL_PUSHES} pushes, each to freshly booted machines; manual parallel: the median of`);
-  console.log(`${PARALLEL_LOOPS} loops; every run in brackets. One run of either varies by about 10% on a shared host.`);
+  console.log(`${PARALLEL_LOOPS} loops (in place: each on freshly booted machines); every run in brackets. One run of either varies by about 10%`);
+  console.log('on a shared host.');
   console.log('');
   console.log('kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy are the real v1.20.2');
   console.log('binaries (built from Debian\'s source package). hardway\'s full push ends with a working cluster: it waits');
-  console.log('for the API server to answer (kubelet-rbac) and for every node to be Ready (verify); the manual loop waits');
-  console.log('for neither. A problem on any step of any machine is listed below and fails the target.');
+  console.log('for the API server to answer (kubelet-rbac) and for every node to be Ready (verify). The files-only loop waits');
+  console.log('for neither; the in-place loop waits for the API server and applies the RBAC objects as the tutorial does, so');
+  console.log('the target is judged against it. A problem on any step of any machine is listed below and fails the target.');
   console.log(`Wall times include starting the CLI (${cliLoader()}: ${secs(startup)} for "hardway --version") and every ssh/scp process.`);
-  console.log('hardway also waits for each (re)started service to become active and checks etcd over TLS; the');
-  console.log('manual loop\'s "systemctl enable --now" finds the services already running (nothing to wait for).');
+  console.log('hardway also waits for each (re)started service to become active and checks etcd over TLS; the files-only');
+  console.log('loop\'s "systemctl enable --now" finds the services already running (nothing to wait for).');
   for (const m of done) {
     console.log(`${m.machines} machines:`);
     for (const n of [...m.notes, ...m.problems]) console.log(`  ${n}`);
