@@ -151,6 +151,31 @@ describe('service changes', () => {
     expect(fresh.some((c) => c.kind === 'exec' && c.cmd.text.includes('restart-due'))).toBe(false);
   });
 
+  it('starts each of several new services right after its own inputs (the API server before the other binaries upload), files of no service first', () => {
+    const fresh = parseServiceStates(['kube-apiserver', 'kube-controller-manager'].map((s) => `Id=${s}.service\nActiveState=inactive\nUnitFileState=\nLoadState=not-found`).join('\n\n'));
+    const inputs = [
+      { path: '/usr/local/bin/kube-apiserver', services: ['kube-apiserver'] },
+      { path: '/etc/systemd/system/kube-apiserver.service', services: ['kube-apiserver'] },
+      { path: '/usr/local/bin/kube-controller-manager', services: ['kube-controller-manager'] },
+      { path: '/etc/systemd/system/kube-controller-manager.service', services: ['kube-controller-manager'] },
+    ];
+    const planned = ['/usr/local/bin/kube-apiserver', '/usr/local/bin/kube-controller-manager', '/usr/local/bin/kubectl',
+      '/etc/systemd/system/kube-apiserver.service', '/etc/systemd/system/kube-controller-manager.service'].map(put);
+    expect(texts(withServiceChanges(fresh, ['kube-apiserver', 'kube-controller-manager'], inputs, planned))).toEqual([
+      '/usr/local/bin/kubectl', '/usr/local/bin/kube-apiserver', '/etc/systemd/system/kube-apiserver.service',
+      'systemctl enable --no-reload kube-apiserver', 'systemctl restart kube-apiserver',
+      '/usr/local/bin/kube-controller-manager', '/etc/systemd/system/kube-controller-manager.service',
+      'systemctl enable --no-reload kube-controller-manager', 'systemctl restart kube-controller-manager',
+    ]);
+    // A loaded unit that changes needs one daemon-reload before any start: then every file goes first.
+    const running = parseServiceStates(['kube-apiserver', 'kube-controller-manager'].map((s) => `Id=${s}.service\nActiveState=active\nUnitFileState=enabled\nLoadState=loaded`).join('\n\n'));
+    const restart = withServiceChanges(running, ['kube-apiserver', 'kube-controller-manager'], inputs, planned);
+    expect(restart[0]!.kind === 'exec' && restart[0]!.cmd.text).toContain('touch /var/lib/hardway/restart-due/kube-apiserver /var/lib/hardway/restart-due/kube-controller-manager');
+    expect(texts(restart.slice(1))).toEqual([
+      ...planned.map((c) => (c.kind === 'put' ? c.path : '')), 'systemctl daemon-reload', 'systemctl restart kube-apiserver', 'systemctl restart kube-controller-manager',
+    ]);
+  });
+
   it('restarts a service an earlier run marked due though every file is right, and reloads a unit systemd has not loaded', () => {
     const states = parseServiceStates(
       'Id=etcd.service\nActiveState=active\nUnitFileState=enabled\nLoadState=loaded\nNeedDaemonReload=yes\n\nRestartDue=etcd\n',

@@ -25,26 +25,56 @@ export const ACTIVE_TIMEOUT_S = 90;
 export function withServiceChanges(states: Map<string, ServiceState>, services: readonly string[], inputs: ServiceInput[], planned: Change[]): Change[] {
   const changed = changedPaths(planned);
   const due = services.filter((s) => states.get(s)?.active === 'active' && inputs.some((i) => i.services.includes(s) && changed.has(i.path)));
-  return [...markRestartsDue(due), ...planned, ...serviceChanges(states, services, inputs, planned)];
+  const reload = reloadChanges(states, planned, services);
+  const perService = services.map((s) => ({ service: s, changes: changesOf(s, states.get(s), inputs, changed) }));
+  // A daemon-reload must follow every unit file and precede every start: then all files go first.
+  if (reload.length > 0 || services.length < 2) return [...markRestartsDue(due), ...planned, ...reload, ...perService.flatMap((x) => x.changes)];
+  return [...markRestartsDue(due), ...eachAfterItsInputs(planned, inputs, perService)];
 }
 
 /** The service changes that follow the planned file changes, for the services this step owns. Pure. */
 export function serviceChanges(states: Map<string, ServiceState>, services: readonly string[], inputs: ServiceInput[], planned: Change[]): Change[] {
   const changed = changedPaths(planned);
-  const out: Change[] = [...reloadChanges(states, planned, services)];
-  for (const s of services) {
-    const { enabled, active, restartDue } = states.get(s) ?? { enabled: '', active: '' };
-    if (enabled !== 'enabled') out.push({ kind: 'exec', cmd: enableService(s), reason: `${s} is ${enabled || 'not installed'}` });
-    const why = inputs.filter((i) => i.services.includes(s) && changed.has(i.path)).map((i) => i.path);
-    // The marker is cleared by the restart that honours it (and by one this run marked itself).
-    const clear = restartDue || (why.length > 0 && active === 'active');
-    if (why.length > 0) {
-      out.push({ kind: 'exec', cmd: startAndWait('restart', s, clear), reason: `input changed: ${why.join(', ')}` });
-    } else if (restartDue) {
-      out.push({ kind: 'exec', cmd: startAndWait('restart', s, true), reason: `an earlier run installed new inputs of ${s} and stopped before restarting it` });
-    } else if (active !== 'active') {
-      out.push({ kind: 'exec', cmd: startAndWait('start', s), reason: `${s} is ${active || 'not running'}` });
+  return [...reloadChanges(states, planned, services), ...services.flatMap((s) => changesOf(s, states.get(s), inputs, changed))];
+}
+
+/** Enable, then start or restart one service, as its state and its changed inputs require. */
+function changesOf(s: string, state: ServiceState | undefined, inputs: ServiceInput[], changed: Set<string>): Change[] {
+  const out: Change[] = [];
+  const { enabled, active, restartDue } = state ?? { enabled: '', active: '' };
+  if (enabled !== 'enabled') out.push({ kind: 'exec', cmd: enableService(s), reason: `${s} is ${enabled || 'not installed'}` });
+  const why = inputs.filter((i) => i.services.includes(s) && changed.has(i.path)).map((i) => i.path);
+  // The marker is cleared by the restart that honours it (and by one this run marked itself).
+  const clear = restartDue || (why.length > 0 && active === 'active');
+  if (why.length > 0) {
+    out.push({ kind: 'exec', cmd: startAndWait('restart', s, clear), reason: `input changed: ${why.join(', ')}` });
+  } else if (restartDue) {
+    out.push({ kind: 'exec', cmd: startAndWait('restart', s, true), reason: `an earlier run installed new inputs of ${s} and stopped before restarting it` });
+  } else if (active !== 'active') {
+    out.push({ kind: 'exec', cmd: startAndWait('start', s), reason: `${s} is ${active || 'not running'}` });
+  }
+  return out;
+}
+
+/**
+ * The planned changes with each service's own changes right after its last input, in the order the
+ * services are listed: the API server starts (and begins its long initialisation) while the
+ * controller manager's and scheduler's binaries are still uploading. Changes that are no service's
+ * input (kubectl, shared files) go first, with the first service's inputs.
+ */
+function eachAfterItsInputs(planned: Change[], inputs: ServiceInput[], perService: { service: string; changes: Change[] }[]): Change[] {
+  const inputOf = (c: Change, s: string) => c.kind === 'put' && inputs.some((i) => i.path === c.path && i.services.includes(s));
+  const owned = (c: Change) => perService.some((x) => inputOf(c, x.service));
+  const out = planned.filter((c) => !owned(c));
+  const placed = new Set<Change>(out);
+  for (const { service, changes } of perService) {
+    for (const c of planned) {
+      if (!placed.has(c) && inputOf(c, service)) {
+        out.push(c);
+        placed.add(c);
+      }
     }
+    out.push(...changes);
   }
   return out;
 }
