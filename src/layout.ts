@@ -84,8 +84,14 @@ export const WORKER = {
   kubeletConfig: '/var/lib/kubelet/kubelet-config.yaml',
   kubeProxyKubeconfig: '/var/lib/kube-proxy/kubeconfig',
   kubeProxyConfig: '/var/lib/kube-proxy/kube-proxy-config.yaml',
-  /** The node-local haproxy's config (several control planes): 127.0.0.1:apiPort spread over every API server. */
-  apiProxyConfig: '/etc/haproxy/haproxy.cfg',
+  /**
+   * The node-local haproxy's config (several control planes): 127.0.0.1:apiPort spread over every
+   * API server. A file of hardway's own: Debian's /etc/haproxy/haproxy.cfg stays as the package (or
+   * the machine's admin) left it.
+   */
+  apiProxyConfig: '/etc/haproxy/hardway-api-proxy.cfg',
+  /** The drop-in that points Debian's haproxy.service at apiProxyConfig. */
+  apiProxyDropIn: '/etc/systemd/system/haproxy.service.d/hardway-api-proxy.conf',
   modulesLoad: '/etc/modules-load.d/hardway-kubernetes.conf',
   sysctl: '/etc/sysctl.d/90-hardway-kubernetes.conf',
   /** Image archives from the project's images/, kept here after containerd imported them. */

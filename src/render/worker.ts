@@ -109,8 +109,14 @@ export function renderApiProxy(inv: Inventory, templates: TemplateSet): Rendered
     mode: 0o644,
     step: 'api-proxy',
     services: [API_PROXY_SERVICE],
+  }, {
+    path: WORKER.apiProxyDropIn,
+    content: templates.render('units/haproxy-api-proxy.conf.hbs', { WORKER }),
+    mode: 0o644,
+    step: 'api-proxy',
+    services: [API_PROXY_SERVICE],
   }];
 }
 
-/** The service of the node-local API proxy: Debian's haproxy unit, which reads WORKER.apiProxyConfig. */
+/** The service of the node-local API proxy: Debian's haproxy unit, which the drop-in WORKER.apiProxyDropIn points at WORKER.apiProxyConfig. */
 export const API_PROXY_SERVICE = 'haproxy';

@@ -101,6 +101,9 @@ describe('three control-plane machines and two workers with the real Kubernetes 
       expect(await l.run(w, "grep -h 'server:' /var/lib/kubelet/kubeconfig /var/lib/kube-proxy/kubeconfig")).toMatch(/^\s+server: https:\/\/127\.0\.0\.1:6443\n\s+server: https:\/\/127\.0\.0\.1:6443\n$/);
       expect(await serviceStates(l, w, ['haproxy'])).toEqual({ haproxy: 'active' });
       expect(await l.run(w, 'ss -Hltn sport = :6443')).toMatch(/127\.0\.0\.1:6443/);
+      // haproxy runs hardway's own config through the drop-in; Debian's haproxy.cfg is as the package left it.
+      expect(await l.run(w, 'systemctl show -p ExecStart --value haproxy')).toContain('-f /etc/haproxy/hardway-api-proxy.cfg');
+      expect(await l.run(w, 'dpkg --verify haproxy; echo "exit $?"')).toBe('exit 0\n');
     }
     // The controller manager and the scheduler elect one leader among the three.
     const leases = await l.run('server-0', 'kubectl --kubeconfig=/var/lib/kubernetes/admin.kubeconfig -n kube-system get lease kube-controller-manager kube-scheduler -o jsonpath=\'{range .items[*]}{.spec.holderIdentity}{"\\n"}{end}\'');

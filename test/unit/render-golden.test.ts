@@ -124,7 +124,7 @@ describe('the three-control-plane golden set (test/golden-ha) shows what several
 
   it('every worker runs a haproxy on 127.0.0.1:6443 in TCP mode over every API server, health-checked over TLS', () => {
     for (const node of ['node-0', 'node-1']) {
-      const cfg = golden(node, 'etc/haproxy/haproxy.cfg');
+      const cfg = golden(node, 'etc/haproxy/hardway-api-proxy.cfg');
       expect(cfg).toMatch(/^ {2}bind 127\.0\.0\.1:6443$/m);
       expect(cfg).toMatch(/^ {2}mode tcp$/m);
       expect(cfg).toMatch(/^ {2}option httpchk GET \/readyz$/m);

@@ -4,6 +4,7 @@
 // second time. Then the pure plan's rules one by one, the text rule of the hosts block, and the
 // command's guards (--yes, --delete-data's names).
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkRanges } from '../../src/cli/command.ts';
 import { remoteEntry } from '../../src/commands/index.ts';
@@ -239,6 +240,22 @@ describe("reset's plan, rule by rule", () => {
       "run: sed -i -E 's/^# (.*) # swap disabled by hardway: the kubelet needs swap off$/\\1/' /etc/fstab (1 swap line(s) of /etc/fstab that worker-os commented out (swap comes back at the next boot))",
       'run: DEBIAN_FRONTEND=noninteractive dpkg --purge socat (packages worker-os installed: socat)',
     ]);
+  });
+
+  it("with several control planes: removes haproxy's drop-in and hardway's config, never Debian's haproxy.cfg, and puts haproxy back on Debian's config", async () => {
+    const ha = await project(readFileSync(new URL('../fixtures/ha/machines.txt', import.meta.url), 'utf8'));
+    const node0 = ha.machines.find((m) => m.hostname === 'node-0')!;
+    const installed = installedOn(ha, node0);
+    expect(installed.files).toEqual(expect.arrayContaining([WORKER.apiProxyConfig, WORKER.apiProxyDropIn]));
+    expect(installed.files).not.toContain('/etc/haproxy/haproxy.cfg');
+    const present = new Set([WORKER.apiProxyConfig, WORKER.apiProxyDropIn, `${ANY.units}/kubelet.service`]);
+    const out = resetChanges(ha, installed, { ...none, present }, { deleteEtcdData: false }).changes.map(describeChange);
+    const rm = out.findIndex((l) => l.startsWith('run: rm -f -- ') && l.includes(WORKER.apiProxyDropIn) && l.includes(WORKER.apiProxyConfig));
+    const reload = out.findIndex((l) => l.startsWith('run: systemctl daemon-reload'));
+    const back = out.findIndex((l) => l.startsWith('run: systemctl try-restart haproxy || systemctl stop haproxy'));
+    expect([rm >= 0, rm < reload, reload < back]).toEqual([true, true, true]);
+    // No drop-in there: haproxy is not touched.
+    expect(resetChanges(ha, installed, { ...none, present: new Set([`${ANY.units}/kubelet.service`]) }, { deleteEtcdData: false }).changes.map(describeChange).join('\n')).not.toContain('haproxy');
   });
 
   it('the pod-stopping program is valid shell, without its comment lines', () => {

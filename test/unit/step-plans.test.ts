@@ -103,7 +103,7 @@ describe('several control planes: the worker steps that differ plan from facts t
   });
   const HA_CASES: typeof CASES = [
     { step: workerOsStep, on: 'node-0', setup: (t) => void t.state.packagesMissing.push('haproxy'), fresh: ["run: export DEBIAN_FRONTEND=noninteractive; had=$(dpkg-query -W -f='${Package}\\n'); apt-get update -qq && apt-get install -y -qq socat conntrack ipset haproxy &&"] },
-    { step: apiProxyStep, on: 'node-0', fresh: ['put /etc/haproxy/haproxy.cfg 0644', 'run: systemctl enable --no-reload haproxy', 'run: { systemctl restart haproxy'] },
+    { step: apiProxyStep, on: 'node-0', fresh: ['put /etc/haproxy/hardway-api-proxy.cfg 0644', 'put /etc/systemd/system/haproxy.service.d/hardway-api-proxy.conf 0644', 'run: systemctl daemon-reload', 'run: systemctl enable --no-reload haproxy', 'run: { systemctl restart haproxy'] },
   ];
   for (const c of HA_CASES) {
     it(`${c.step.name} on ${c.on} of a cluster with three control planes`, async () => {

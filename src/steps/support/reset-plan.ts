@@ -66,6 +66,9 @@ export interface ResetFacts {
   registryDirs?: ProbeResult;
 }
 
+/** Debian's own haproxy config, which the api-proxy step leaves alone. */
+const API_PROXY_HOST_CONFIG = '/etc/haproxy/haproxy.cfg';
+
 /** What the user asked for beyond the default. */
 export interface ResetChoices {
   /** `--delete-data etcd`: remove etcd's data too. */
@@ -128,6 +131,11 @@ export function resetChanges(inv: Inventory, installed: Installed, f: ResetFacts
   const units = installed.services.filter((s) => f.present.has(unitFile(s)) || f.services.get(s)?.loaded);
   if (units.length) exec(sh`systemctl daemon-reload && { systemctl reset-failed ${units} 2>/dev/null || true; }`, `systemd forgets ${units.join(', ')}`);
   else if (f.present.has(SWAP_MASK)) exec(sh`systemctl daemon-reload`, 'systemd forgets the swap mask');
+  // haproxy is Debian's service: without hardway's drop-in (gone above, systemd reloaded) it runs
+  // the machine's own /etc/haproxy/haproxy.cfg again, or stops if that config cannot start.
+  if (files.includes(WORKER.apiProxyDropIn)) {
+    exec(sh`systemctl try-restart haproxy || systemctl stop haproxy`, `haproxy back on ${API_PROXY_HOST_CONFIG}, which hardway never changed (stopped if that does not start)`);
+  }
 
   // The hosts block, from /etc/hosts and cloud-init's templates (every other line stays).
   for (const file of f.hostsFiles) changes.push(...withoutBlock(file));
