@@ -137,9 +137,9 @@ export async function clearScratch(sshConfig: string, hosts: string[]): Promise<
 }
 
 /** (a) like the tutorial: one machine after the other. Returns wall seconds. */
-export async function manualSequential(sshConfig: string, stageDir: string, pushes: ManualPush[], mode: ManualMode = 'files-only'): Promise<number> {
+export async function manualSequential(sshConfig: string, stageDir: string, pushes: ManualPush[]): Promise<number> {
   const t0 = performance.now();
-  for (const p of pushes) await pushByHand(sshConfig, stageDir, p, mode);
+  for (const p of pushes) await pushByHand(sshConfig, stageDir, p);
   return (performance.now() - t0) / 1000;
 }
 

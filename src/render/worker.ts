@@ -103,19 +103,11 @@ export function renderApiProxy(inv: Inventory, templates: TemplateSet): Rendered
     settings: inv.settings,
     servers: inv.controlPlanes.map((m) => ({ name: m.hostname, ip: m.ip })),
   };
-  return [{
-    path: WORKER.apiProxyConfig,
-    content: templates.render('templates/haproxy.cfg.hbs', values),
-    mode: 0o644,
-    step: 'api-proxy',
-    services: [API_PROXY_SERVICE],
-  }, {
-    path: WORKER.apiProxyDropIn,
-    content: templates.render('units/haproxy-api-proxy.conf.hbs', { WORKER }),
-    mode: 0o644,
-    step: 'api-proxy',
-    services: [API_PROXY_SERVICE],
-  }];
+  const proxyFile = (path: string, content: string): RenderedFile => ({ path, content, mode: 0o644, step: 'api-proxy', services: [API_PROXY_SERVICE] });
+  return [
+    proxyFile(WORKER.apiProxyConfig, templates.render('templates/haproxy.cfg.hbs', values)),
+    proxyFile(WORKER.apiProxyDropIn, templates.render('units/haproxy-api-proxy.conf.hbs', { WORKER })),
+  ];
 }
 
 /** The service of the node-local API proxy: Debian's haproxy unit, which the drop-in WORKER.apiProxyDropIn points at WORKER.apiProxyConfig. */

@@ -25,10 +25,11 @@ export const ACTIVE_TIMEOUT_S = 90;
 export function withServiceChanges(states: Map<string, ServiceState>, services: readonly string[], inputs: ServiceInput[], planned: Change[]): Change[] {
   const changed = changedPaths(planned);
   const due = services.filter((s) => states.get(s)?.active === 'active' && inputs.some((i) => i.services.includes(s) && changed.has(i.path)));
-  const reload = reloadChanges(states, planned, services);
-  const perService = services.map((s) => ({ service: s, changes: changesOf(s, states.get(s), inputs, changed) }));
   // A daemon-reload must follow every unit file and precede every start: then all files go first.
-  if (reload.length > 0 || services.length < 2) return [...markRestartsDue(due), ...planned, ...reload, ...perService.flatMap((x) => x.changes)];
+  if (services.length < 2 || reloadChanges(states, planned, services).length > 0) {
+    return [...markRestartsDue(due), ...planned, ...serviceChanges(states, services, inputs, planned)];
+  }
+  const perService = services.map((s) => ({ service: s, changes: changesOf(s, states.get(s), inputs, changed) }));
   return [...markRestartsDue(due), ...eachAfterItsInputs(planned, inputs, perService)];
 }
 
