@@ -2,7 +2,8 @@
 // v1.20.2 binaries: `hardway up` converges (one etcd cluster of three over TLS, an API server on
 // each, every worker behind its node-local haproxy) and a second `up` changes nothing; with one
 // server stopped (`hardway lab stop`) the nodes stay Ready, kubectl with the jumpbox kubeconfig
-// still answers and a new pod is scheduled and runs; started again, etcd has three healthy members.
+// still answers and a new pod is scheduled and runs; started again, etcd has three healthy members;
+// `reset --node node-1` leaves Debian's haproxy.cfg as packaged and haproxy running on it.
 //
 // The jumpbox here is this shared host, whose /etc/hosts other labs use too: its kubectl runs in a
 // private mount namespace whose /etc is an overlay, in which `hardway pin-hosts --local` pins the
@@ -162,5 +163,17 @@ describe('three control-plane machines and two workers with the real Kubernetes 
       return r.json;
     }, 120);
     expectNoFailures(verify);
+  });
+
+  it("reset --node node-1: hardway's haproxy config and drop-in go, Debian's haproxy.cfg stays as packaged and haproxy runs on it; a second reset changes nothing", async () => {
+    const l = lab();
+    const r = await runJson(l, ['reset', '--yes', '--node', 'node-1']);
+    expect(r.code, JSON.stringify(failures(r.json))).toBe(0);
+    expect(await l.run('node-1', 'ls /etc/haproxy/hardway-api-proxy.cfg /etc/systemd/system/haproxy.service.d 2>/dev/null; echo "exit $?"')).toBe('exit 2\n');
+    expect(await l.run('node-1', 'dpkg --verify haproxy; echo "exit $?"')).toBe('exit 0\n');
+    expect(await l.run('node-1', 'systemctl show -p ExecStart --value haproxy')).toContain('-f $CONFIG');
+    expect(await serviceStates(l, 'node-1', ['haproxy'])).toEqual({ haproxy: 'active' });
+    expect(await l.run('node-1', 'ss -Hltn sport = :6443')).toBe('');
+    expect((await runJson(l, ['reset', '--yes', '--node', 'node-1'])).json.changed).toBe(0);
   });
 });

@@ -3,8 +3,10 @@
 // reset does not know them), leaves the machine's own files as they were, and plans nothing the
 // second time. Then the pure plan's rules one by one, the text rule of the hosts block, and the
 // command's guards (--yes, --delete-data's names).
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkRanges } from '../../src/cli/command.ts';
 import { remoteEntry } from '../../src/commands/index.ts';
@@ -256,6 +258,29 @@ describe("reset's plan, rule by rule", () => {
     expect([rm >= 0, rm < reload, reload < back]).toEqual([true, true, true]);
     // No drop-in there: haproxy is not touched.
     expect(resetChanges(ha, installed, { ...none, present: new Set([`${ANY.units}/kubelet.service`]) }, { deleteEtcdData: false }).changes.map(describeChange).join('\n')).not.toContain('haproxy');
+  });
+
+  it('the pod-stopping program succeeds when containerd deletes an exited task itself, and fails when a task it still lists cannot be deleted', () => {
+    // A fake ctr and systemctl (dash runs the program as the machines' /bin/sh would): task t1 is
+    // listed once, then gone, and its delete says "no running task found" (what the CRI plugin's
+    // own cleanup leaves); with STUCK=1 it stays listed and every delete fails.
+    const bin = mkdtempSync(join(tmpdir(), 'hardway-ctr-'));
+    writeFileSync(join(bin, 'systemctl'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    writeFileSync(join(bin, 'ctr'), `#!/bin/sh
+case "$*" in
+  "namespaces ls -q") echo k8s.io ;;
+  "-n k8s.io tasks ls -q") if [ -n "$STUCK" ] || [ ! -e "${bin}/listed" ]; then touch "${bin}/listed"; echo t1; fi ;;
+  "-n k8s.io tasks rm -f t1") echo "ctr: no running task found: task t1 not found" >&2; exit 1 ;;
+  *) exit 0 ;;
+esac
+`, { mode: 0o755 });
+    const run = (env: Record<string, string>) => spawnSync('dash', ['-c', STOP_PODS.text], { env: { PATH: `${bin}:/usr/bin:/bin`, ...env }, encoding: 'utf8' });
+    const gone = run({});
+    expect([gone.status, gone.stdout]).toEqual([0, 'stopped task k8s.io/t1\n']);
+    rmSync(join(bin, 'listed'));
+    const stuck = run({ STUCK: '1' });
+    expect([stuck.status, stuck.stderr]).toEqual([1, 'ctr: no running task found: task t1 not found\n']);
+    rmSync(bin, { recursive: true, force: true });
   });
 
   it('the pod-stopping program is valid shell, without its comment lines', () => {
