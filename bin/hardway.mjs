@@ -12,6 +12,9 @@ for (const stream of [process.stdout, process.stderr]) {
     throw e;
   });
 }
+// Nothing hardway makes is writable by group or others, whatever umask it was started with (000
+// would make 0777 directories); the code asks for the modes it wants, the umask only narrows them.
+process.umask(process.umask() | 0o022);
 let cli;
 if (process.env.HARDWAY_NO_BUNDLE !== '1' && bundleIsCurrent(fileURLToPath(new URL('../', import.meta.url)))) {
   cli = await import('../dist/cli/cli.js');

@@ -10,6 +10,14 @@ export function severalControlPlanes(inv: Pick<Inventory, 'controlPlanes'>): boo
   return inv.controlPlanes.length > 1;
 }
 
+/**
+ * The names of the `kubernetes` Service, which the API server's certificate carries: they mean the
+ * API server, so no worker may take one (pin-hosts would point them at that worker everywhere).
+ */
+export function apiServiceNames(clusterDomain: string): string[] {
+  return ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster', `kubernetes.default.svc.${clusterDomain}`];
+}
+
 /** The loopback URL of an API server on the same machine (or of the node-local proxy in front of them). */
 export function loopbackApiUrl(inv: Pick<Inventory, 'settings'>): string {
   return `https://127.0.0.1:${inv.settings.apiPort}`;

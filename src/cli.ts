@@ -1,9 +1,10 @@
 // Argument parsing and exit codes; nothing else. 0 success, 1 failure, 2 usage or input error.
+import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { COMMANDS, loadCommand, type CommandEntry } from './commands/index.ts';
 import { commandHelp, topHelp } from './cli/help.ts';
-import { checkRanges, say, type CliContext } from './cli/command.ts';
-import { formatError, InputError, isExpectedError } from './errors.ts';
+import { checkRanges, say, type CliCommand, type CliContext } from './cli/command.ts';
+import { errorJson, formatError, InputError, isExpectedError } from './errors.ts';
 import { pathError } from './input-file.ts';
 
 /** Runs hardway with the given arguments and returns the exit code. */
@@ -24,8 +25,9 @@ export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout'
     return 2;
   }
   const rest = argv.slice(entry.name.split(' ').length);
+  let cmd: CliCommand | undefined;
   try {
-    const cmd = await loadCommand(entry);
+    cmd = await loadCommand(entry);
     if (rest.includes('--help') || rest.includes('-h')) {
       say(stdout, commandHelp(cmd));
       return 0;
@@ -46,20 +48,26 @@ export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout'
       env: io.env ?? process.env,
     });
   } catch (e) {
-    if (isExpectedError(e)) {
-      say(stderr, formatError(e));
-      return e.exitCode;
-    }
-    // A path that is not what it must be (a directory where a file belongs, no permission) that
-    // no check caught first: still the user's input, named in one line.
-    const bad = pathError(e);
-    if (bad) {
-      say(stderr, formatError(bad));
-      return bad.exitCode;
-    }
-    say(stderr, `internal error (a bug in hardway): ${(e as Error)?.stack ?? String(e)}`);
-    return 1;
+    return reportFailure(e, { stdout, stderr }, cmd?.options.json && rest.includes('--json') ? cmd : undefined);
   }
+}
+
+/**
+ * How a command that threw ends: the error in one line and its hint on stderr (a stack trace only
+ * for a bug), and for a command run with --json (`json`) its one object on stdout, `ok: false` with
+ * the error, whatever stopped it. Returns the exit code.
+ */
+export function reportFailure(e: unknown, io: { stdout: Writable; stderr: Writable }, json?: Pick<CliCommand, 'jsonFields'>): number {
+  // A path that is not what it must be (a directory where a file belongs, no permission, no
+  // space left) that no check caught first: still named in one line, without a stack trace.
+  const known = isExpectedError(e) ? e : pathError(e);
+  if (json) say(io.stdout, JSON.stringify({ ok: false, ...json.jsonFields, error: errorJson(known ?? e) }));
+  if (known) {
+    say(io.stderr, formatError(known));
+    return known.exitCode;
+  }
+  say(io.stderr, `internal error (a bug in hardway): ${(e as Error)?.stack ?? String(e)}`);
+  return 1;
 }
 
 /** The longest command name that the arguments start with ('certs check' before 'certs'). */

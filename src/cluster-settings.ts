@@ -1,6 +1,6 @@
 // cluster.yaml: optional cluster-wide settings beside machines.txt, every key defaulting to the
 // KTHW values. Unknown keys and bad values are input errors naming the file and line.
-import { LineCounter, parseDocument, isMap, isScalar, type Node, type Pair } from 'yaml';
+import { LineCounter, parseDocument, isMap, isScalar, visit, type Node, type Pair } from 'yaml';
 import { InputError, quote } from './errors.ts';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -50,6 +50,8 @@ export interface ClusterSettings {
   keyAlgorithm: KeyAlgorithm;
   certValidityDays: number;
   renewBeforeDays: number;
+  /** An even number of control-plane machines on purpose (else refused: usually a worker line without its pod subnet). */
+  evenControlPlanes?: boolean;
   versions: Record<Component, string>;
   ssh: SshSettings;
   /** The pod sandbox (pause) image containerd runs; unset: containerd's own default. */
@@ -162,6 +164,7 @@ const TOP: Record<string, Check | 'versions' | 'ssh' | 'section' | 'registries'>
   keyAlgorithm: oneOf(KEY_ALGORITHMS),
   certValidityDays: int(1, 36500),
   renewBeforeDays: int(0, 3650),
+  evenControlPlanes: bool,
   versions: 'versions',
   ssh: 'ssh',
   sandboxImage: imageRef,
@@ -217,6 +220,12 @@ export function parseClusterSettings(text: string, file: string, opts: { dir?: s
     );
   }
   if (doc.contents === null) return settings;
+  // An alias (*name) stands for another node: refused by its line, never shown as the parser's object.
+  visit(doc, {
+    Alias(_key, node) {
+      throw new InputError(`an alias (*${node.source}) where hardway reads a value`, 'cluster.yaml takes plain values: write the value itself instead of the alias', { file, line: lineOf(node) ?? 1 });
+    },
+  });
   const mapOrFail = (node: unknown, what: string, line?: number) => {
     if (!isMap(node))
       throw new InputError(`${what} must be a mapping of key: value`, undefined, { file, line });

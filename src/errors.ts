@@ -79,6 +79,14 @@ export function formatError(e: InputError | FailureError | CommandError): string
   return `error: ${where}${message}${hint}`;
 }
 
+/** An error as a --json object prints it: exit code, message, file and line (input errors), hint; null where there is none. */
+export function errorJson(e: unknown): { code: number; message: string; file: string | null; line: number | null; hint: string | null } {
+  if (!isExpectedError(e)) return { code: 1, message: `internal error (a bug in hardway): ${(e as Error)?.message ?? String(e)}`, file: null, line: null, hint: null };
+  const where = e instanceof InputError ? e.where : undefined;
+  const hint = 'hint' in e && e.hint ? clip(e.hint, MAX_MESSAGE) : null;
+  return { code: e.exitCode, message: e instanceof CommandError ? e.message : clip(e.message, MAX_MESSAGE), file: where?.file ?? null, line: where?.line ?? null, hint };
+}
+
 /** The longest message or hint printed whole; input quoted in them is cut much shorter (see quote). */
 const MAX_MESSAGE = 2000;
 
@@ -92,7 +100,8 @@ function clip(text: string, max: number): string {
  */
 export function quote(value: unknown, max = 60): string {
   if (typeof value !== 'string') {
-    const text = JSON.stringify(value) ?? String(value);
+    // Numbers as written (1e400 is Infinity, which JSON would print as null).
+    const text = typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
     return text.length <= max ? text : `${text.slice(0, max)}... (${text.length} characters)`;
   }
   if (value.length <= max) return JSON.stringify(value);

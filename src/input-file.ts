@@ -1,18 +1,29 @@
 // The files a user gives hardway (machines.txt, cluster.yaml, pki/ and what is in it): a path that
 // is a directory where a file belongs, a link to nothing, or unreadable is an input error naming
-// the path and what is wrong with it, never a stack trace.
+// the path and what is wrong with it, never a stack trace. Also the one translation of a
+// file-system error (no space, read-only, a file in a directory's place) into a message (pathError).
 import { lstatSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
 import { dirname, relative } from 'node:path';
-import { InputError } from './errors.ts';
+import { FailureError, InputError } from './errors.ts';
 
-/** What a file-system error code means for the path it names, as a user reads it. */
+/** What a file-system error code means for the path it names, as a user reads it: the user's to fix (exit 2). */
 const PROBLEMS: Record<string, string> = {
   EISDIR: 'a directory where a file belongs',
   ENOTDIR: 'a part of this path is a file where a directory belongs',
-  ELOOP: 'too many levels of symbolic links',
+  EEXIST: 'something is already there (a file where a directory belongs, or a link)',
+  ELOOP: 'too many levels of symbolic links (or a link where hardway does not follow one)',
   EACCES: 'permission denied',
   EPERM: 'operation not permitted',
   ENAMETOOLONG: 'the path is too long',
+};
+
+/** File-system errors of the machine rather than of the path (exit 1), each with what to do. */
+const FAILURES: Record<string, [string, string]> = {
+  ENOSPC: ['no space left on the device', 'free some space on that file system (df -h shows it), then run hardway again'],
+  EDQUOT: ['disk quota exceeded', 'free some space within your quota, then run hardway again'],
+  EROFS: ['the file system is read-only', 'run hardway where it can write (a project directory on a writable file system), or remount it read-write'],
+  EIO: ['input/output error', 'check the disk (dmesg shows why), then run hardway again'],
+  EMFILE: ['too many open files', 'raise the limit (ulimit -n), then run hardway again'],
 };
 
 /** The text of a file, or undefined when nothing is at that path; anything but a readable file is an InputError. */
@@ -86,13 +97,28 @@ export function kindOf(st: Stats): string {
 }
 
 /**
- * A file-system error about a path (a directory where a file belongs, a file where a directory
- * does, a link loop, no permission) as an InputError naming the path; undefined for other errors.
+ * A file-system error as the error hardway reports, naming the path (`shown`, else the error's
+ * own): one about the path (a directory where a file belongs, a file where a directory does, a link
+ * loop, no permission) is an InputError (exit 2); one about the machine (no space, a read-only file
+ * system) a FailureError (exit 1), named even without a path. Undefined for any other error.
  */
-export function pathError(e: unknown, shown?: string, hint?: string): InputError | undefined {
+export function pathError(e: unknown, shown?: string, hint?: string): InputError | FailureError | undefined {
+  if (e instanceof InputError || e instanceof FailureError) return e;
   const err = e as NodeJS.ErrnoException;
-  const problem = err?.code ? PROBLEMS[err.code] : undefined;
+  const code = typeof err?.code === 'string' ? err.code : undefined;
   const path = shown ?? err?.path;
+  const failure = code ? FAILURES[code] : undefined;
+  if (failure) return new FailureError(`${path ? `${path}: ` : ''}${failure[0]} (${code}${err.syscall ? ` on ${err.syscall}` : ''})`, failure[1]);
+  const problem = code ? PROBLEMS[code] : undefined;
   if (!problem || !path) return undefined;
   return new InputError(`${path}: ${problem}`, hint ?? 'fix or move away what is at that path, then run hardway again');
+}
+
+/** Runs `fn`; a file-system error it throws becomes pathError's, naming `shown` (others pass through). */
+export function namingPath<T>(shown: string, fn: () => T, hint?: string): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw pathError(e, shown, hint) ?? e;
+  }
 }

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { InputError, quote } from './errors.ts';
 import { displayPath, readInputFile } from './input-file.ts';
 import { loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
-import { sharedApiName } from './api-endpoints.ts';
+import { apiServiceNames, sharedApiName } from './api-endpoints.ts';
 import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
 
 /** A machine's role: a line without a pod subnet is a control-plane machine, with one a worker. */
@@ -38,6 +38,8 @@ export interface Inventory {
 }
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+/** A hostname hardway accepts: one lower-case DNS label. */
+export const HOSTNAME = LABEL;
 
 /**
  * Addresses that cannot be a machine's: routing to them never reaches another machine (the last
@@ -100,7 +102,8 @@ export function parseInventory(
   const nets: { net: Network; m: Machine }[] = [];
   const seen = { ip: new Map<string, number>(), fqdn: new Map<string, number>(), hostname: new Map<string, number>() };
 
-  text.split(/\r?\n/).forEach((raw, i) => {
+  // Any line ending: LF, CRLF, or a lone CR (classic Mac OS, some editors' exports).
+  text.split(/\r\n|\r|\n/).forEach((raw, i) => {
     const line = i + 1;
     const content = raw.replace(/#.*$/, '').trim();
     if (content === '') return;
@@ -134,6 +137,13 @@ export function parseInventory(
       if (RESERVED_NAMES.has(name) || name.endsWith('.localhost')) {
         fail(line, `${quote(name)} is a reserved name: /etc/hosts gives it to the machine itself or a special address`,
           `pin-hosts would make it mean ${ip} on every machine; give this machine its own name, e.g. node-0.kubernetes.local node-0`);
+      }
+    }
+    if (subnet !== undefined) {
+      const taken = [hostname, fqdn].find((n) => apiServiceNames(settings.clusterDomain).includes(n));
+      if (taken) {
+        fail(line, `${quote(taken)} is a name of the kubernetes Service, which means the API server, and this line is a worker`,
+          `pin-hosts would make it mean the worker ${ip} on every machine: give the worker its own name, e.g. node-0.kubernetes.local node-0`);
       }
     }
     if (labels[0] !== hostname) {
@@ -204,6 +214,14 @@ export function parseInventory(
   if (taken) {
     fail(taken.line, `${quote(taken.fqdn)} is the name every control-plane machine answers to in a cluster of several (the jumpbox's kubeconfig dials it)`,
       `give this machine another name, e.g. ${taken.hostname}-0.${taken.fqdn.split('.').slice(1).join('.')}`);
+  }
+  if (controlPlanes.length % 2 === 0 && settings.evenControlPlanes !== true) {
+    // Most likely a worker whose pod subnet was left out: the first control plane listed after a worker, else the last.
+    const suspect = controlPlanes.find((c) => machines.some((m) => m.role === 'worker' && m.line < c.line)) ?? controlPlanes.at(-1)!;
+    const n = controlPlanes.length;
+    const k = n / 2 - 1;
+    fail(suspect.line, `${n} control-plane machines (${controlPlanes.map((c) => c.hostname).join(', ')}): ${n} etcd members tolerate ${k} failure${k === 1 ? '' : 's'}, no more than ${n - 1} would, with one more machine that can fail`,
+      `did you forget the pod subnet on ${suspect.hostname}? A line without one is a control-plane machine. To run ${n} on purpose, set evenControlPlanes: true in cluster.yaml`);
   }
   const apiServerName = controlPlanes[0]!.fqdn;
   return {

@@ -17,8 +17,9 @@ import { PKI } from '../layout.ts';
 import { caIdentities, profileOf } from './identities.ts';
 import { issueCertificate, pemBlocks } from './issue.ts';
 import { generateKey, keyFromPem } from './keys.ts';
+import { readableCertificate } from './inspect.ts';
 import { doneLine, type PkiReport } from './pki-report.ts';
-import { readOptional, writePkiFile, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
+import { readOptional, writePkiFiles, PUBLIC_MODE, SECRET_MODE, type PkiWrite } from './pki-files.ts';
 
 /** The stage a `--renew-ca` run does next. */
 export type RotationStage = 'start' | 'switch' | 'finish';
@@ -83,16 +84,17 @@ export async function rotateCa(inv: Inventory, now: Date, stage: RotationStage):
         'move both files out of pki/ (keep them if anything still needs that CA), then run hardway certs --renew-ca again');
     }
     let next = f.next?.crt !== undefined && f.next.key !== undefined ? f.next : undefined;
+    const writes: PkiWrite[] = [];
     if (!next) {
       const key = await generateKey(inv.settings.keyAlgorithm);
       const crt = issueCertificate(profileOf(ca), key.publicKey, { selfKey: key.privateKey }, { now, validityDays: inv.settings.certValidityDays });
       // Key first: a certificate without its key is never left behind.
-      writePkiFile(inv.dir, PKI.caNext.key, key.pem, SECRET_MODE);
-      writePkiFile(inv.dir, PKI.caNext.crt, crt, PUBLIC_MODE);
+      writes.push({ pkiPath: PKI.caNext.key, content: key.pem, mode: SECRET_MODE }, { pkiPath: PKI.caNext.crt, content: crt, mode: PUBLIC_MODE });
       next = { crt, key: key.pem };
       lines.push(doneLine(`issued the new CA ${PKI.caNext.crt} (serial ${serialOf(crt)})`));
     }
-    writePkiFile(inv.dir, PKI.ca.crt, f.bundle[0]! + pemBlocks(next.crt!)[0]!, PUBLIC_MODE);
+    writes.push({ pkiPath: PKI.ca.crt, content: f.bundle[0]! + pemBlocks(next.crt!)[0]!, mode: PUBLIC_MODE });
+    writePkiFiles(inv.dir, writes);
     lines.push(doneLine(`${PKI.ca.crt} now trusts both CAs (the old one, serial ${serialOf(f.bundle[0]!)}, still signs)`));
     return { lines, warnings: [] };
   }
@@ -101,28 +103,37 @@ export async function rotateCa(inv: Inventory, now: Date, stage: RotationStage):
     const nextCrt = f.next!.crt!;
     const nextKey = f.next!.key!;
     const prevInBundle = same(first, f.previous?.crt) || same(second, f.previous?.crt);
+    const writes: PkiWrite[] = [];
     if (!prevInBundle) {
       if (f.previous !== undefined) {
         throw new FailureError(`${PKI.caPrevious.crt} or ${PKI.caPrevious.key} exists: the CA an earlier rotation retired; nothing was changed`,
           'move both files out of pki/ (keep them if anything still needs that CA), then run hardway certs --renew-ca again');
       }
-      if (f.key === undefined || !new X509Certificate(first).checkPrivateKey(keyFromPem(f.key).privateKey)) {
+      if (f.key === undefined || !keyMatches(first, f.key)) {
         throw new FailureError(`${PKI.ca.key} does not match the first certificate of ${PKI.ca.crt}; nothing was changed`, 'restore pki/ from your backup');
       }
-      writePkiFile(inv.dir, PKI.caPrevious.key, f.key, SECRET_MODE);
-      writePkiFile(inv.dir, PKI.caPrevious.crt, first, PUBLIC_MODE);
+      writes.push({ pkiPath: PKI.caPrevious.key, content: f.key, mode: SECRET_MODE }, { pkiPath: PKI.caPrevious.crt, content: first, mode: PUBLIC_MODE });
     }
     const previous = prevInBundle ? (same(first, f.previous?.crt) ? first : second) : first;
     // Key, then bundle: between the two a rerun resumes here (ca-next.* and ca-previous.* both exist).
-    writePkiFile(inv.dir, PKI.ca.key, nextKey, SECRET_MODE);
-    writePkiFile(inv.dir, PKI.ca.crt, pemBlocks(nextCrt)[0]! + previous, PUBLIC_MODE);
+    writes.push({ pkiPath: PKI.ca.key, content: nextKey, mode: SECRET_MODE }, { pkiPath: PKI.ca.crt, content: pemBlocks(nextCrt)[0]! + previous, mode: PUBLIC_MODE });
+    writePkiFiles(inv.dir, writes);
     for (const p of [PKI.caNext.crt, PKI.caNext.key]) rmSync(join(inv.dir, p), { force: true });
     lines.push(doneLine(`the new CA (serial ${serialOf(nextCrt)}) signs now; the old one (serial ${serialOf(previous)}) is kept as ${PKI.caPrevious.crt} and still trusted`));
     return { lines, warnings: [] };
   }
-  writePkiFile(inv.dir, PKI.ca.crt, f.bundle[0]!, PUBLIC_MODE);
+  writePkiFiles(inv.dir, [{ pkiPath: PKI.ca.crt, content: f.bundle[0]!, mode: PUBLIC_MODE }]);
   lines.push(doneLine(`${PKI.ca.crt} trusts the new CA only (serial ${serialOf(f.bundle[0]!)})`));
   return { lines, warnings: [] };
+}
+
+/** True when `keyPem` is the key of the certificate `crtPem` (false when either does not parse). */
+function keyMatches(crtPem: string, keyPem: string): boolean {
+  try {
+    return readableCertificate(crtPem)?.checkPrivateKey(keyFromPem(keyPem).privateKey) === true;
+  } catch {
+    return false;
+  }
 }
 
 function serialOf(pem: string): string {

@@ -1,11 +1,13 @@
 // `hardway certs check` as a function: every expected certificate judged against the inventory,
 // read-only. A problem is something `hardway certs` would fix; a warning is an approaching expiry.
 import { X509Certificate } from 'node:crypto';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
 import { caIdentities, identitiesFor, profileOf, type CaName } from './identities.ts';
-import { inspect } from './inspect.ts';
-import { checkPkiDir, octal, readOptional, SECRET_MODE, tooOpen } from './pki-files.ts';
+import { expiredText, inspect } from './inspect.ts';
+import { checkPkiDir, DIR_MODE, octal, readOptional, SECRET_MODE, tooOpen } from './pki-files.ts';
+import { PKI } from '../layout.ts';
 
 /** The verdict on one certificate, as `certs check --json` prints it. */
 export interface CertificateStatus {
@@ -20,6 +22,8 @@ export interface CertificateStatus {
 /** The verdict on the whole pki/. */
 export interface CheckReport {
   ok: boolean;
+  /** Problems of pki/ itself rather than of one certificate (a directory readable by others). */
+  problems: string[];
   certificates: CertificateStatus[];
 }
 
@@ -37,7 +41,7 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
     if (open !== undefined) problems.push(`key file ${files.key} is mode ${octal(open)}, must be ${octal(SECRET_MODE)}`);
     const warnings: string[] = [];
     const days = verdict.daysLeft;
-    if (days !== undefined && days < 0) problems.push(`expired ${-days} days ago`);
+    if (verdict.expired) problems.push(`${expiredText(verdict.notAfter!, now)}; renew it: ${renewWith}`);
     else if (days !== undefined && days < warnDays) warnings.push(`expires in ${days} days (renewBeforeDays: ${warnDays}); renew it: ${renewWith}`);
     certificates.push({
       name, ok: problems.length === 0, problems, warnings,
@@ -49,7 +53,7 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
   for (const ca of caIdentities()) {
     const verdict = judge(ca.name, ca.files, () =>
       inspect({ profile: profileOf(ca), crtPem: readOptional(at(ca.files.crt)), keyPem: readOptional(at(ca.files.key)), issuer: 'self', now }),
-      'hardway certs --renew-ca (a two-phase rotation, see its --help)');
+      ca.name === 'ca' ? 'hardway certs --renew-ca (a two-phase rotation, see its --help)' : caRenewal(ca.name));
     if (verdict.certificate) cas.set(ca.name, verdict.certificate);
   }
   for (const id of identitiesFor(inv)) {
@@ -64,7 +68,28 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
       last.problems = last.problems.map((p) => (p === 'signed by a different CA' ? `cannot verify the chain: ${id.issuer} is missing or unreadable` : p));
     }
   }
-  return { ok: certificates.every((c) => c.ok), certificates };
+  const problems = pkiDirProblems(inv.dir);
+  return { ok: problems.length === 0 && certificates.every((c) => c.ok), problems, certificates };
+}
+
+/** pki/ and the directories in it (never entered through a link) must grant nothing to others: 0700. */
+function pkiDirProblems(projectDir: string): string[] {
+  const root = join(projectDir, PKI.dir);
+  if (!existsSync(root)) return [];
+  const machines = join(projectDir, PKI.machinesDir);
+  const dirs = [root, ...(lstatSync(machines, { throwIfNoEntry: false })?.isDirectory() ? [machines, ...readdirSync(machines, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(machines, d.name))] : [])];
+  return dirs.flatMap((dir) => {
+    const open = tooOpen(dir, DIR_MODE);
+    const shown = `${PKI.dir}${dir.slice(root.length)}/`;
+    return open === undefined ? [] : [`${shown} is mode ${octal(open)}, must be ${octal(DIR_MODE)}: others can list the keys' names (hardway certs narrows it)`];
+  });
+}
+
+/** How to replace a CA whose end is near or past: hardway never does it by itself (every component trusts it). */
+export function caRenewal(name: CaName): string {
+  return name === 'ca'
+    ? 'hardway never replaces a CA by itself (every component trusts it): rotate it with hardway certs --renew-ca (three runs, each followed by hardway distribute)'
+    : `hardway never replaces a CA by itself, and --renew-ca rotates the cluster CA only: to replace the etcd CA, move ${PKI.etcdCa.crt} and ${PKI.etcdCa.key} out of pki/ (keep them), then run hardway certs and hardway distribute (etcd and the API servers restart with the new one)`;
 }
 
 /** The commands that renew one leaf and install it: what a warning, doctor and the README say. */
@@ -84,9 +109,10 @@ export function formatCheck(report: CheckReport): string[] {
     for (const w of c.warnings) lines.push(`${' '.repeat(width)}  ! ${w}`);
   }
   const bad = report.certificates.filter((c) => !c.ok).length;
+  for (const p of report.problems) lines.push(`FAIL: ${p}`);
   lines.push('');
   lines.push(bad === 0
-    ? `all ${report.certificates.length} certificates ok`
+    ? `all ${report.certificates.length} certificates ok${report.problems.length > 0 ? `, but ${PKI.dir}/ is not private: run "hardway certs"` : ''}`
     : `${bad} of ${report.certificates.length} certificates have problems; run "hardway certs" to reissue what no longer matches`);
   return lines;
 }

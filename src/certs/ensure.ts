@@ -7,14 +7,15 @@ import { FailureError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import { assertDistinctFiles, caIdentities, identitiesFor, profileOf, type CaIdentity, type CaName, type Identity } from './identities.ts';
-import { inspect, untilText } from './inspect.ts';
+import { daysUntil, expiredText, inspect, readableCertificate, untilText } from './inspect.ts';
 import { issueCertificate } from './issue.ts';
 import { RENEW_REASON } from './renew.ts';
+import { caRenewal } from './check.ts';
 import { algorithmOf, generateKey, keyFromPem, type KeyPair } from './keys.ts';
 import { kubeconfigsFor } from './kubeconfig.ts';
 import { migrateLegacyLayout } from './migrate.ts';
 import { doneLine, keptLine, type PkiLine, type PkiReport } from './pki-report.ts';
-import { checkPkiDir, ensurePkiDir, narrowMode, readOptional, writePkiFile, PUBLIC_MODE, SECRET_MODE } from './pki-files.ts';
+import { checkPkiDir, checkPkiWrites, ensurePkiDir, narrowMode, readOptional, writePkiFiles, PUBLIC_MODE, SECRET_MODE, type PkiWrite } from './pki-files.ts';
 
 /** What `hardway certs` did, one entry per certificate, plus notes (mode fixes) and warnings. */
 export type CertsReport = PkiReport;
@@ -59,9 +60,8 @@ export async function ensureCertificates(inv: Inventory, now: Date, opts: Ensure
       issuer: ca?.cert, keyAlgorithm: settings.keyAlgorithm, now,
     });
     const reasons = verdict.differences.map((d) => d.text);
-    if (verdict.daysLeft !== undefined && verdict.daysLeft < settings.renewBeforeDays) {
-      reasons.push(verdict.daysLeft < 0 ? `expired ${-verdict.daysLeft} days ago` : `expires in ${verdict.daysLeft} days`);
-    }
+    if (verdict.expired) reasons.push(expiredText(verdict.notAfter!, now));
+    else if (verdict.daysLeft !== undefined && verdict.daysLeft < settings.renewBeforeDays) reasons.push(`expires in ${verdict.daysLeft} days`);
     if (reasons.length === 0 && opts.renew?.has(id.name)) reasons.push(RENEW_REASON);
     const fresh = verdict.differences.some((d) => d.kind === 'missing') && verdict.differences.some((d) => d.kind === 'key-missing');
     // The service-accounts key signs every service-account token: a new one would void them all.
@@ -72,34 +72,37 @@ export async function ensureCertificates(inv: Inventory, now: Date, opts: Ensure
   // Every key that is needed, generated at once: node:crypto runs them on the libuv pool in parallel.
   const newCas = cas.filter((ca) => !existing.has(ca.name));
   const toIssue = leaves.filter((l) => l.reasons.length > 0);
+  // A link in the way of any file to write is refused before a key is made or a file written.
+  checkPkiWrites(inv.dir, [...newCas.flatMap((ca) => [ca.files.key, ca.files.crt]), ...toIssue.flatMap((l) => [l.id.files.key, l.id.files.crt])]);
   const keys = await Promise.all([...newCas, ...toIssue].map((x) => ('kept' in x && x.kept ? x.kept : generateKey(settings.keyAlgorithm))));
   const ctx = { now, validityDays: settings.certValidityDays };
 
+  // Everything is written at once (writePkiFiles): a failed write (no space, a read-only disk)
+  // leaves pki/ as it was, so no key is ever left without its certificate.
+  const writes: PkiWrite[] = [];
   for (const [i, ca] of newCas.entries()) {
     const key = keys[i]!;
     const pem = issueCertificate(profileOf(ca), key.publicKey, { selfKey: key.privateKey }, ctx);
-    writePkiFile(inv.dir, ca.files.key, key.pem, SECRET_MODE);
-    writePkiFile(inv.dir, ca.files.crt, pem, PUBLIC_MODE);
+    writes.push({ pkiPath: ca.files.key, content: key.pem, mode: SECRET_MODE }, { pkiPath: ca.files.crt, content: pem, mode: PUBLIC_MODE });
     existing.set(ca.name, { pem, cert: new X509Certificate(pem), key });
   }
-  for (const ca of cas) {
-    const found = existing.get(ca.name)!;
-    lines.push(newCas.includes(ca) ? doneLine(`issued ${ca.name} (new)`) : keptLine(`kept ${ca.name}`));
-    note(narrowMode(at(ca.files.key), SECRET_MODE, ca.files.key));
-    const daysLeft = Math.floor((new Date(found.cert.validTo).getTime() - now.getTime()) / 86_400_000);
-    if (daysLeft < settings.renewBeforeDays) {
-      warnings.push(`${ca.name} expires in ${daysLeft} days; hardway never replaces a CA by itself (every component trusts it): rotate it with hardway certs --renew-ca (three runs, each followed by hardway distribute)`);
-    }
-  }
-
   for (const [i, leaf] of toIssue.entries()) {
     const key = keys[newCas.length + i]!;
     const ca = existing.get(leaf.id.issuer)!;
     const pem = issueCertificate(profileOf(leaf.id), key.publicKey, { certificatePem: ca.pem, privateKey: ca.key.privateKey }, ctx);
     // Key first, then certificate: if we stop in between, the next run sees a mismatch and reissues.
-    if (!leaf.kept) writePkiFile(inv.dir, leaf.id.files.key, key.pem, SECRET_MODE);
-    writePkiFile(inv.dir, leaf.id.files.crt, pem, PUBLIC_MODE);
+    if (!leaf.kept) writes.push({ pkiPath: leaf.id.files.key, content: key.pem, mode: SECRET_MODE });
+    writes.push({ pkiPath: leaf.id.files.crt, content: pem, mode: PUBLIC_MODE });
   }
+  writePkiFiles(inv.dir, writes);
+  for (const ca of cas) {
+    const found = existing.get(ca.name)!;
+    lines.push(newCas.includes(ca) ? doneLine(`issued ${ca.name} (new)`) : keptLine(`kept ${ca.name}`));
+    note(narrowMode(at(ca.files.key), SECRET_MODE, ca.files.key));
+    const daysLeft = daysUntil(new Date(found.cert.validTo), now);
+    if (daysLeft < settings.renewBeforeDays) warnings.push(`${ca.name} expires in ${daysLeft} days; ${caRenewal(ca.name)}`);
+  }
+
   for (const leaf of leaves) {
     if (leaf.reasons.length === 0) lines.push(keptLine(`kept ${leaf.id.name}`));
     else lines.push(doneLine(leaf.fresh ? `issued ${leaf.id.name} (new)` : `reissued ${leaf.id.name} (${leaf.reasons.join('; ')})${leaf.kept ? ', same key (it signs every service-account token)' : ''}`));
@@ -117,13 +120,9 @@ function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string |
   const restore = `restore it from your backup; hardway never replaces a CA because every certificate, kubeconfig and running component trusts it (to start over on purpose, move ${ca.files.crt} and ${ca.files.key} away)`;
   if (keyPem === undefined) throw new FailureError(`${ca.files.crt} exists but ${ca.files.key} is missing; nothing was changed`, restore);
   if (crtPem === undefined) throw new FailureError(`${ca.files.key} exists but ${ca.files.crt} is missing; nothing was changed`, restore);
-  let cert: X509Certificate;
+  const cert = readableCertificate(crtPem);
+  if (cert === undefined) throw new FailureError(`${ca.files.crt} is not a readable certificate (it does not parse as X.509, or its public key does not); nothing was changed`, restore);
   let key: KeyPair;
-  try {
-    cert = new X509Certificate(crtPem);
-  } catch {
-    throw new FailureError(`${ca.files.crt} is not a readable certificate; nothing was changed`, restore);
-  }
   try {
     key = keyFromPem(keyPem);
   } catch {
@@ -142,6 +141,15 @@ function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string |
     throw new FailureError(
       `${ca.files.crt} is not valid yet: valid from ${validFrom.toISOString()} (${untilText(validFrom, now)}); nothing was changed`,
       `check this machine's clock (it says ${now.toISOString()}); hardway never replaces a CA, since every certificate, kubeconfig and running component trusts it: once the clock is right, run it again`,
+    );
+  }
+  // Certificates it signs would be rejected at once, and those it signed are already: keeping them
+  // all and saying nothing (exit 0) would leave a cluster that cannot talk to itself.
+  const validTo = new Date(cert.validTo);
+  if (validTo.getTime() <= now.getTime()) {
+    throw new FailureError(
+      `${ca.files.crt} ${expiredText(validTo, now)} (notAfter ${validTo.toISOString()}): no TLS peer accepts a certificate it signed any more; nothing was changed`,
+      caRenewal(ca.name),
     );
   }
   return { pem: crtPem, cert, key };

@@ -1,7 +1,7 @@
 // Every certificate the cluster needs, derived from the inventory, and a reader for what
 // `hardway certs` / `kubeconfigs` / `encryption-config` wrote into pki/ (used by `distribute`).
 import { join } from 'node:path';
-import { sharedApiName } from '../api-endpoints.ts';
+import { apiServiceNames, sharedApiName } from '../api-endpoints.ts';
 import { FailureError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { PKI, type MachineRole } from '../layout.ts';
@@ -64,8 +64,7 @@ export function identitiesFor(inv: Inventory): Identity[] {
   const node = (m: Machine) =>
     own(m, 'kubelet', { CN: `system:node:${m.hostname}`, O: 'system:nodes' },
       [`DNS:${m.hostname}`, `DNS:${m.fqdn}`, 'IP:127.0.0.1', `IP:${m.ip}`], BOTH, 'ca');
-  const svc = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster',
-    `kubernetes.default.svc.${inv.settings.clusterDomain}`];
+  const svc = apiServiceNames(inv.settings.clusterDomain);
   const apiSans = unique([
     'IP:127.0.0.1', `IP:${inv.serviceIp}`, ...inv.controlPlanes.map((m) => `IP:${m.ip}`),
     ...svc.map((d) => `DNS:${d}`), ...inv.controlPlanes.flatMap((m) => [`DNS:${m.fqdn}`, `DNS:${m.hostname}`]),

@@ -21,8 +21,10 @@ export interface Inspection {
   certificate?: X509Certificate;
   key?: KeyObject;
   notAfter?: Date;
-  /** Whole days from `now` to notAfter (negative once expired). */
+  /** Whole days from `now` to notAfter, counted towards zero (negative once expired a whole day). */
   daysLeft?: number;
+  /** True once notAfter has passed (daysLeft is 0 during the first day after). */
+  expired?: boolean;
   /** When it starts to be valid; after `now` it is a difference ('not-yet-valid'). */
   notBefore?: Date;
 }
@@ -53,6 +55,33 @@ function privateKey(pem: string): KeyObject {
   return key;
 }
 
+/**
+ * A certificate from PEM text, or undefined when it is not one hardway can read: node parses a
+ * certificate lazily, so one whose public key (or dates, names, usages) is malformed parses here
+ * but would throw later. Every field hardway reads is read once here.
+ */
+export function readableCertificate(pem: string): X509Certificate | undefined {
+  try {
+    const cert = new X509Certificate(pem);
+    for (const field of [cert.publicKey, cert.subject, cert.issuer, cert.subjectAltName, cert.keyUsage, cert.ca, cert.serialNumber]) void field;
+    if (Number.isNaN(Date.parse(cert.validFrom)) || Number.isNaN(Date.parse(cert.validTo))) return undefined;
+    return cert;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whole days from `now` until `when`, counted towards zero: 1.5 days ahead is 1, 1.5 days past is -1. */
+export function daysUntil(when: Date, now: Date): number {
+  return Math.trunc((when.getTime() - now.getTime()) / 86_400_000) || 0;
+}
+
+/** "expired 3 days ago" (whole days past), "expired today" within the first day. */
+export function expiredText(notAfter: Date, now: Date): string {
+  const days = -daysUntil(notAfter, now);
+  return days === 0 ? 'expired today' : `expired ${days} day${days === 1 ? '' : 's'} ago`;
+}
+
 /** Inspects one certificate/key pair. Pure apart from parsing; reads no files. */
 export function inspect(input: InspectInput): Inspection {
   const differences: Difference[] = [];
@@ -68,11 +97,9 @@ export function inspect(input: InspectInput): Inspection {
     }
   }
   if (input.crtPem === undefined) return { differences, ...(key ? { key } : {}) };
-  let cert: X509Certificate;
-  try {
-    cert = new X509Certificate(input.crtPem);
-  } catch {
-    add('unreadable', 'certificate unreadable');
+  const cert = readableCertificate(input.crtPem);
+  if (cert === undefined) {
+    add('unreadable', 'certificate unreadable (it does not parse as an X.509 certificate with a public key hardway can read)');
     return { differences, ...(key ? { key } : {}) };
   }
   const { profile } = input;
@@ -95,8 +122,8 @@ export function inspect(input: InspectInput): Inspection {
   const notBefore = new Date(cert.validFrom);
   if (notBefore.getTime() > input.now.getTime()) add('not-yet-valid', `not valid yet: valid from ${notBefore.toISOString()} (${untilText(notBefore, input.now)})`);
   const notAfter = new Date(cert.validTo);
-  const daysLeft = Math.floor((notAfter.getTime() - input.now.getTime()) / 86_400_000);
-  return { differences, certificate: cert, ...(key ? { key } : {}), notBefore, notAfter, daysLeft };
+  const daysLeft = daysUntil(notAfter, input.now);
+  return { differences, certificate: cert, ...(key ? { key } : {}), notBefore, notAfter, daysLeft, expired: notAfter.getTime() <= input.now.getTime() };
 }
 
 /** Whether `cert` names `issuer` (issuer name and key id) and carries a valid signature of its key. */

@@ -3,7 +3,7 @@
 // machine named like another identity (ca, admin, jumpbox, ...) shared that identity's files.
 // `hardway certs` moves what is still right into pki/machines/<hostname>/, so an upgrade neither
 // reissues a certificate nor restarts a service; anything else stays where it is.
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import type { X509Certificate } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
@@ -11,7 +11,8 @@ import { PKI } from '../layout.ts';
 import { caIdentities, identitiesFor, profileOf, type CaName, type Identity } from './identities.ts';
 import { inspect } from './inspect.ts';
 import { kubeconfigsFor } from './kubeconfig.ts';
-import { DIR_MODE, readOptional } from './pki-files.ts';
+import { checkPkiWrites, pkiRoot, readOptional } from './pki-files.ts';
+import { dirsInside } from '../output-file.ts';
 
 /** Where a machine's own files were before pki/machines/ (undefined for cluster-wide identities). */
 export function legacyFiles(id: Identity): { crt: string; key: string; kubeconfig?: string } | undefined {
@@ -47,13 +48,16 @@ export function migrateLegacyLayout(inv: Inventory, cas: Map<CaName, X509Certifi
     const verdict = inspect({ profile: profileOf(id), crtPem, keyPem, issuer: cas.get(id.issuer), keyAlgorithm: inv.settings.keyAlgorithm, now });
     // Not exactly this machine's: leave it (`hardway certs` lists it as unused) and issue anew.
     if (verdict.differences.length > 0) continue;
-    mkdirSync(dirname(at(id.files.crt)), { recursive: true, mode: DIR_MODE });
+    // Into a directory of pki/'s own, never through a link (the old files are in pki/ itself).
+    checkPkiWrites(inv.dir, [id.files.crt, id.files.key]);
+    dirsInside(pkiRoot(inv.dir), dirname(id.files.crt).slice(`${PKI.dir}/`.length), true);
     // Key first: stopped in between, the next run finds a key without a certificate and reissues.
     renameSync(at(old.key), at(id.files.key));
     renameSync(at(old.crt), at(id.files.crt));
     const moved = [old.crt, old.key];
     const kubeconfig = id.role === 'kubelet' ? PKI.machine(id.machine!, 'kubelet').kubeconfig : undefined;
     if (old.kubeconfig && kubeconfig && !owned.has(old.kubeconfig) && readOptional(at(old.kubeconfig)) !== undefined && !existsSync(at(kubeconfig))) {
+      checkPkiWrites(inv.dir, [kubeconfig]);
       renameSync(at(old.kubeconfig), at(kubeconfig));
       moved.push(old.kubeconfig);
     }

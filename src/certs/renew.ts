@@ -8,7 +8,9 @@ export const RENEW_REASON = 'renewal asked for (--renew)';
 
 /**
  * The names of the leaves to renew: every leaf for no names; else each name is a leaf's name
- * (`kube-api-server`, `node-0/kubelet`) or a machine's hostname (that machine's own certificates).
+ * (`kube-api-server`, `node-0/kubelet`) or, when no leaf has that name, a machine's hostname (that
+ * machine's own certificates). So a name means one thing even for a machine named like a
+ * cluster-wide certificate: `admin` is the certificate admin, `admin/kubelet` the machine's own.
  * A CA is never a leaf (its rotation is `--renew-ca`); an unknown name is a usage error listing
  * the known ones.
  */
@@ -17,7 +19,8 @@ export function renewSelection(ids: readonly Identity[], names: readonly string[
   const picked = new Set<string>();
   const unknown: string[] = [];
   for (const name of names) {
-    const matches = ids.filter((i) => i.name === name || i.machine === name);
+    const exact = ids.filter((i) => i.name === name);
+    const matches = exact.length > 0 ? exact : ids.filter((i) => i.machine === name);
     if (matches.length === 0) unknown.push(name);
     for (const m of matches) picked.add(m.name);
   }

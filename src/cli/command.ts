@@ -37,6 +37,11 @@ export interface CliCommand {
   /** Extra paragraphs for --help. */
   details?: string;
   options: Record<string, OptionSpec>;
+  /**
+   * For a command with --json: the fields of its object, empty, that it prints with `ok: false`
+   * and `error` when it cannot run (e.g. {findings: []}), so a script reads one shape.
+   */
+  jsonFields?: Record<string, unknown>;
   run(ctx: CliContext): Promise<number>;
 }
 

@@ -26,7 +26,8 @@ export const certsCommand: CliCommand = {
     'certificate although they are still right, and the kubeconfigs that embed them are rewritten; ' +
     'then "hardway distribute" installs them and restarts only the services that read them (control-plane ' +
     'machines one at a time, each API server ready before the next). IDENTITY is a name as printed ' +
-    '(kube-api-server, node-0/kubelet, server/etcd-server) or a machine (its own certificates). ' +
+    '(kube-api-server, node-0/kubelet, server/etcd-server) or a machine (its own certificates); a ' +
+    'certificate\'s name wins, so for a machine named admin, admin is the certificate and admin/kubelet its own. ' +
     'A CA is never renewed by --renew.\n' +
     'With --renew-ca, the cluster CA is rotated in three runs, each followed by "hardway distribute": ' +
     'start (a new CA joins pki/ca.crt, a bundle trusted on every machine and in every kubeconfig; the ' +
@@ -80,8 +81,9 @@ export const certsCheckCommand: CliCommand = {
     'the fix (hardway certs --renew NAME && hardway distribute). Exit 1 when anything is wrong.',
   options: {
     ...INVENTORY_OPTIONS,
-    json: { type: 'boolean', description: 'print exactly one JSON object: {ok, certificates: [...]}' },
+    json: { type: 'boolean', description: 'print exactly one JSON object: {ok, problems: [...], certificates: [...]}' },
   },
+  jsonFields: { problems: [], certificates: [] },
   async run({ values, stdout, cwd }) {
     const inv = loadInventory(resolve(cwd, values.machines as string));
     const report = checkCertificates(inv, new Date());

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { INVENTORY_OPTIONS, type CliCommand } from '../cli/command.ts';
 import { doctorConnect } from '../doctor/gather.ts';
 import { runDoctor } from '../doctor/run.ts';
-import { InputError } from '../errors.ts';
+import { InputError, quote } from '../errors.ts';
+import { checkIdentityFiles } from '../transport/auth.ts';
 import { defaultLabPaths } from '../lab/names.ts';
 
 /** An image reference as doctor passes it to ctr (no blanks, no shell words; sh quotes it anyway). */
@@ -27,11 +28,14 @@ export const doctorCommand: CliCommand = {
     image: { type: 'string', multiple: true, arg: 'IMAGE', description: 'test-pull this image on every worker (default: images pods run from mirrored registries, or the lab registry\'s)' },
     identity: { type: 'string', short: 'i', multiple: true, arg: 'FILE', description: 'private key to offer first' },
   },
+  jsonFields: { findings: [] },
   async run(ctx) {
     const images = ctx.values.image as string[] | undefined;
     for (const i of images ?? []) {
-      if (!IMAGE.test(i)) throw new InputError(`--image "${i.slice(0, 60)}" is not an image reference`, 'e.g. --image localhost:5001/hardway/web:1');
+      // 255 characters at most, as containerd (and cluster.yaml's sandboxImage) take them: a longer value is never echoed whole.
+      if (i.length > 255 || !IMAGE.test(i)) throw new InputError(`--image ${quote(i)} is not an image reference`, 'e.g. --image localhost:5001/hardway/web:1 (at most 255 characters)');
     }
+    checkIdentityFiles(ctx.values.identity as string[] | undefined, ctx.cwd);
     const machines = ctx.values.machines as string;
     const { code } = await runDoctor({
       machinesFile: resolve(ctx.cwd, machines),

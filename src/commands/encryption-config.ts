@@ -3,7 +3,7 @@
 import { join, resolve } from 'node:path';
 import { INVENTORY_OPTIONS, type CliCommand } from '../cli/command.ts';
 import { encryptionConfigProblem, newEncryptionKey, renderEncryptionConfig } from '../certs/encryption.ts';
-import { checkPkiDir, ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writeAtomic } from '../certs/pki-files.ts';
+import { checkPkiDir, ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writePkiFile } from '../certs/pki-files.ts';
 import { FailureError } from '../errors.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { loadInventory, type Inventory } from '../inventory.ts';
@@ -50,7 +50,7 @@ export function writeEncryptionConfig(inv: Inventory): PkiReport {
   }
   const dirNote = ensurePkiDir(inv.dir);
   if (dirNote) lines.push(doneLine(dirNote));
-  writeAtomic(file, renderEncryptionConfig(newEncryptionKey()), SECRET_MODE);
+  writePkiFile(inv.dir, PKI.encryptionConfig, renderEncryptionConfig(newEncryptionKey()), SECRET_MODE);
   lines.push(doneLine(`written ${PKI.encryptionConfig} (new 32-byte key "key1"; back it up: without it, stored secrets cannot be read)`));
   return { lines, warnings: [] };
 }

@@ -12,6 +12,7 @@ import { localStatus, saveSnapshot } from '../etcd-snapshot/save.ts';
 import { shownPath } from '../etcd-snapshot/snapshot-file.ts';
 import { KnownHosts, knownHostsPath, openTransport, runCommand } from '../transport/index.ts';
 import { Redactor } from '../ui/redact.ts';
+import { checkIdentityFiles } from '../transport/auth.ts';
 
 const IDENTITY = { identity: { type: 'string', short: 'i', multiple: true, arg: 'FILE', description: 'private key to offer first' } } as const;
 
@@ -62,22 +63,25 @@ export const etcdSnapshotRestoreCommand: CliCommand = {
     'its etcd unit uses), moves the old data directory aside to /var/lib/etcd.before-restore-<time> (never',
     'deleted), puts the restored one in place (0700), starts etcd on every member, then the control plane,',
     'and waits until each API server is ready. Workers are not touched. --dry-run prints every command.',
+    'It replaces the cluster\'s whole state: it runs only with --yes (or shows its plan with --dry-run).',
     'Exit codes: 0 restored, 1 a machine failed (the message says what state the cluster is in), 2 usage or input error.',
   ].join('\n'),
   options: {
     ...INVENTORY_OPTIONS,
     'dry-run': { type: 'boolean', description: 'check FILE and print what the restore would do on each machine; change nothing' },
+    yes: { type: 'boolean', description: 'yes, do it: every etcd member\'s data is replaced by the snapshot\'s (the old is kept aside)' },
     ...IDENTITY,
   },
   async run(ctx) {
     const file = positional(ctx, 'etcd snapshot restore', true)!;
+    checkIdentityFiles(ctx.values.identity as string[] | undefined, ctx.cwd);
     const inventory = loadInventory(resolve(ctx.cwd, ctx.values.machines as string));
     const dryRun = ctx.values['dry-run'] === true;
     const known = new KnownHosts(knownHostsPath(inventory.settings.ssh, { dir: inventory.dir }));
     const sshOptions = { dir: inventory.dir, identityFiles: ctx.values.identity as string[] | undefined, env: ctx.env, cwd: ctx.cwd };
     return withRunLock(inventory.dir, 'etcd snapshot restore', async () => {
       await restoreSnapshot({
-        inventory, file, cwd: ctx.cwd, dryRun, out: ctx.stdout, now: new Date(),
+        inventory, file, cwd: ctx.cwd, dryRun, confirmed: ctx.values.yes === true, out: ctx.stdout, now: new Date(),
         openLog: () => openRunLog(inventory.dir, 'etcd-snapshot-restore', new Redactor()),
         connect: (m) => openTransport(m, inventory.settings.ssh, sshOptions, known),
         // etcdctl's verdict on the file is about the user's input: exit 2, nothing changed.

@@ -9,13 +9,14 @@ export const inventoryCommand: CliCommand = {
   summary: 'Check machines.txt and cluster.yaml and show what hardway understood',
   options: {
     ...INVENTORY_OPTIONS,
-    json: { type: 'boolean', description: 'print one JSON object instead of a table' },
+    json: { type: 'boolean', description: 'print one JSON object {ok, machines, ...} instead of a table' },
   },
+  jsonFields: { machines: [] },
   async run({ values, stdout, cwd }) {
     const inv = loadInventory(resolve(cwd, values.machines as string));
     if (values.json) {
       const { settings, machines, serviceIp, apiServerName, apiServerUrl } = inv;
-      say(stdout, JSON.stringify({ machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings } }, null, 2));
+      say(stdout, JSON.stringify({ ok: true, machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings } }, null, 2));
       return 0;
     }
     const rows = inv.machines.map((m) => [m.hostname, m.role, m.ip, m.fqdn, m.podSubnet ?? '-']);

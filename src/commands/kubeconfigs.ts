@@ -2,9 +2,10 @@
 import { join, resolve } from 'node:path';
 import { INVENTORY_OPTIONS, type CliCommand } from '../cli/command.ts';
 import { checkCertificates } from '../certs/check.ts';
+import { readableCertificate } from '../certs/inspect.ts';
 import { assertDistinctFiles, identitiesFor } from '../certs/identities.ts';
 import { kubeconfigsFor, renderKubeconfig } from '../certs/kubeconfig.ts';
-import { ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writePkiFile } from '../certs/pki-files.ts';
+import { ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writePkiFiles, type PkiWrite } from '../certs/pki-files.ts';
 import { FailureError } from '../errors.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { loadInventory, type Inventory } from '../inventory.ts';
@@ -36,34 +37,37 @@ export function writeKubeconfigs(inv: Inventory): PkiReport {
   const lines: PkiLine[] = [];
   const specs = kubeconfigsFor(inv);
   assertDistinctFiles(identitiesFor(inv), specs);
-  // Embed only certificates that are there and still match the inventory.
-  const needed = new Set(['ca', ...specs.map((s) => s.identity)]);
+  // Embed only certificates that are there and still match the inventory. Of the CA, only its
+  // certificate is embedded: its key may be kept offline once the certificates are issued.
+  const needed = new Set(specs.map((s) => s.identity));
+  const caPem = readOptional(join(inv.dir, PKI.ca.crt));
+  const caProblem = caPem === undefined ? 'certificate missing' : readableCertificate(caPem) ? undefined : 'certificate unreadable';
   const bad = checkCertificates(inv, new Date()).certificates.filter((c) => needed.has(c.name) && !c.ok);
-  if (bad.length === needed.size && bad.every((c) => c.problems.includes('certificate missing'))) {
+  if (caProblem === 'certificate missing' && bad.length === needed.size && bad.every((c) => c.problems.includes('certificate missing'))) {
     throw new FailureError(`the kubeconfigs embed the certificates, and ${PKI.dir}/ has none yet`, 'run hardway certs');
   }
-  if (bad.length > 0) {
-    throw new FailureError(
-      `the kubeconfigs need certificates that are missing or out of date: ${bad.map((c) => `${c.name} (${c.problems.join('; ')})`).join(', ')}`,
-      'run hardway certs',
-    );
+  const problems = [...(caProblem ? [`ca (${caProblem})`] : []), ...bad.map((c) => `${c.name} (${c.problems.join('; ')})`)];
+  if (problems.length > 0) {
+    throw new FailureError(`the kubeconfigs need certificates that are missing or out of date: ${problems.join(', ')}`, 'run hardway certs');
   }
   const at = (p: string) => join(inv.dir, p);
-  const caPem = readOptional(at(PKI.ca.crt))!;
   const dirNote = ensurePkiDir(inv.dir);
   if (dirNote) lines.push(doneLine(dirNote));
+  const writes: PkiWrite[] = [];
   for (const spec of specs) {
     const text = renderKubeconfig(spec, {
-      caPem, certPem: readOptional(at(spec.certificate.crt))!, keyPem: readOptional(at(spec.certificate.key))!,
+      caPem: caPem!, certPem: readOptional(at(spec.certificate.crt))!, keyPem: readOptional(at(spec.certificate.key))!,
     });
     if (readOptional(at(spec.file)) === text) {
       lines.push(keptLine(`kept ${spec.file}`));
       const note = narrowMode(at(spec.file), SECRET_MODE, spec.file);
       if (note) lines.push(doneLine(note));
     } else {
-      writePkiFile(inv.dir, spec.file, text, SECRET_MODE);
+      writes.push({ pkiPath: spec.file, content: text, mode: SECRET_MODE });
       lines.push(doneLine(`written ${spec.file}`));
     }
   }
+  // All at once: a failed write (no space) leaves every kubeconfig as it was.
+  writePkiFiles(inv.dir, writes);
   return { lines, warnings: [] };
 }

@@ -3,6 +3,7 @@
 // messages and the exit codes.
 import { join, resolve } from 'node:path';
 import { say, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { errorJson, formatError } from '../errors.ts';
 import { MultipassClient, systemMultipass } from '../multipass/client.ts';
 import { describeChanges } from '../multipass/addresses.ts';
 import { describeDown, multipassDown } from '../multipass/down.ts';
@@ -92,10 +93,16 @@ export const multipassStatusCommand: CliCommand = {
   async run(ctx) {
     const deps = depsOf(ctx);
     const status = await multipassStatus(resolvePrefix(deps.stateDir, ctx.values.name as string | undefined), deps);
-    say(ctx.stdout, ctx.values.json ? JSON.stringify(status, null, 2) : formatStatus(status));
     const problem = statusProblem(status);
-    if (problem) throw problem;
-    return 0;
+    if (!ctx.values.json) {
+      say(ctx.stdout, formatStatus(status));
+      if (problem) throw problem;
+      return 0;
+    }
+    // One JSON object with the problem in it (a script reads the status either way); its message on stderr.
+    say(ctx.stdout, JSON.stringify({ ok: !problem, ...status, ...(problem ? { error: errorJson(problem) } : {}) }, null, 2));
+    if (problem) say(ctx.stderr, formatError(problem));
+    return problem?.exitCode ?? 0;
   },
 };
 

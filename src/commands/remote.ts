@@ -2,7 +2,7 @@
 // --only/--node/--concurrency, and the wiring of the SSH transport into the engine.
 import { resolve } from 'node:path';
 import { INVENTORY_OPTIONS, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
-import { FailureError, InputError, isExpectedError } from '../errors.ts';
+import { FailureError, InputError } from '../errors.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
 import { withRunLock } from '../engine/lock.ts';
@@ -13,6 +13,7 @@ import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entry.ts';
 import { preparePki } from './prepare-pki.ts';
+import { checkIdentityFiles } from '../transport/auth.ts';
 
 /** Options every remote command takes. */
 export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
@@ -27,6 +28,9 @@ export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
   'accept-new-host-keys': { type: 'boolean', description: 'pin the host key of a machine not yet in known_hosts (a changed key is always refused)' },
   identity: { type: 'string', short: 'i', multiple: true, arg: 'FILE', description: 'private key to offer first' },
 };
+
+/** A run's --json object (src/ui/summary.ts) when the run could not start: nothing changed, nothing failed. */
+export const RUN_JSON_FIELDS = { changed: 0, failed: 0, results: [] };
 
 /** The option a destructive command (entry.confirm) needs before it changes anything. */
 const CONFIRM_OPTION: OptionSpec = { type: 'boolean', description: 'yes, do it: the command removes what it lists with --dry-run' };
@@ -54,17 +58,8 @@ export function remoteCommand(entry: RemoteCommandEntry, deps: RemoteDeps = {}):
       `A log of every remote command and its output is written to logs/ beside machines.txt.`,
     ].join('\n'),
     options: { ...REMOTE_OPTIONS, ...(entry.confirm ? { yes: CONFIRM_OPTION } : {}), ...stepOptions },
-    async run(ctx) {
-      try {
-        return await runRemote(entry, ctx, { ...deps, steps: registry });
-      } catch (e) {
-        // Scripts reading --json get one JSON object on stdout even when the run could not start.
-        if (ctx.values.json === true && isExpectedError(e)) {
-          ctx.stdout.write(JSON.stringify({ ok: false, changed: 0, failed: 0, results: [], error: e.message }) + '\n');
-        }
-        throw e;
-      }
-    },
+    jsonFields: RUN_JSON_FIELDS,
+    run: (ctx) => runRemote(entry, ctx, { ...deps, steps: registry }),
   };
 }
 
@@ -94,6 +89,8 @@ async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: Remot
   }
   const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
   const selected = selectMachines(inventory, v.node as string[] | undefined);
+  // -i before any file is written or machine asked: a missing key or a .pub is exit 2 at once.
+  checkIdentityFiles(v.identity as string[] | undefined, ctx.cwd);
   // pki/ a file or a link to nothing is the project's input error (exit 2), not each machine's failure.
   checkPkiDir(inventory.dir);
   // An unsupported Kubernetes release is an input error before any machine is touched, not a

@@ -3,19 +3,19 @@
 // hardway installed there), then pins the names and sets the routes of every other machine without
 // it. Where the machine is when its line is gone: its own certificate in pki/machines/NAME/, which
 // hardway issued for exactly that machine's names and address (and keeps as the record).
-import { X509Certificate } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { CliCommand, CliContext, OptionSpec } from '../cli/command.ts';
 import { checkPkiDir, readOptional } from '../certs/pki-files.ts';
-import { parseSans } from '../certs/inspect.ts';
+import { parseSans, readableCertificate } from '../certs/inspect.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { runSession } from '../engine/session.ts';
 import type { StepOptions } from '../engine/types.ts';
-import { InputError } from '../errors.ts';
-import { loadInventory, type Inventory, type Machine } from '../inventory.ts';
+import { InputError, quote } from '../errors.ts';
+import { displayPath, HOSTNAME, loadInventory, type Inventory, type Machine } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import { STEP_OPTIONS } from '../steps/options.ts';
-import { REMOTE_OPTIONS, sshConnectors } from './remote.ts';
+import { REMOTE_OPTIONS, RUN_JSON_FIELDS, sshConnectors } from './remote.ts';
+import { checkIdentityFiles } from '../transport/auth.ts';
 
 // The options of a remote run but --node and --only: the machines and the steps are remove-node's own.
 const { node: _node, only: _only, ...RUN_OPTIONS } = REMOTE_OPTIONS;
@@ -45,14 +45,27 @@ export function removalOf(inv: Inventory, name: string): Removal {
 
 /** A worker no longer in machines.txt, from the kubelet certificate hardway issued for it (its names and IP). */
 function recordedWorker(inv: Inventory, name: string): Machine {
+  const known = `known workers: ${inv.workers.map((m) => m.hostname).join(', ') || 'none'}`;
+  // Only a hostname can have a record: anything else (a path, "..") is never looked up as one.
+  if (!HOSTNAME.test(name)) throw new InputError(`${quote(name)} is not a hostname, and no worker of machines.txt`, `${known}; a hostname is a lower-case label of letters, digits and "-"`);
   const file = PKI.machine(name, 'kubelet').crt;
-  const pem = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(name) ? readOptional(join(inv.dir, file)) : undefined;
-  const hint = `known workers: ${inv.workers.map((m) => m.hostname).join(', ') || 'none'}; a removed one is found by its certificate ${file}`;
+  const pem = readOptional(join(inv.dir, file));
+  const hint = `${known}; a removed one is found by its certificate ${file}`;
   if (!pem) throw new InputError(`no worker named "${name}" in machines.txt, and no record of one: ${file} does not exist`, hint);
-  const sans = parseSans(new X509Certificate(pem).subjectAltName);
+  const cert = readableCertificate(pem);
+  if (!cert) throw new InputError(`${file} is not a readable certificate, so it says nothing of where ${name} is`, hint);
+  const sans = parseSans(cert.subjectAltName);
   const ip = sans.find((s) => s.startsWith('IP:') && s !== 'IP:127.0.0.1')?.slice(3);
   const fqdn = sans.find((s) => s.startsWith('DNS:') && s !== `DNS:${name}`)?.slice(4);
   if (!ip || !fqdn) throw new InputError(`${file} does not name the machine's address and FQDN (SANs: ${sans.join(', ')})`, hint);
+  // Its old address given to another machine since: reset there would wipe that one.
+  const holder = inv.machines.find((m) => m.ip === ip);
+  if (holder) {
+    throw new InputError(
+      `${name} is gone from machines.txt, and its address ${ip} (from ${file}) now belongs to ${holder.hostname} (${displayPath(inv.machinesFile)}:${holder.line}, ${holder.role}); nothing was changed`,
+      `remove-node would reset the machine at ${ip}, which is ${holder.hostname} now. If ${name} is gone for good: "hardway up" drops its names and routes from the others, "kubectl delete node ${name}" its Node; move ${file} away to drop the record`,
+    );
+  }
   // Only the paths of what reset removes are rendered from it, and no value of the pod subnet changes a path.
   return { ip, fqdn, hostname: name, role: 'worker', podSubnet: inv.settings.clusterCidr, line: 0 };
 }
@@ -75,6 +88,7 @@ export const removeNodeCommand: CliCommand = {
     yes: { type: 'boolean', description: 'yes, do it: the machine loses everything hardway installed' },
     local: STEP_OPTIONS.local,
   } satisfies Record<string, OptionSpec>,
+  jsonFields: RUN_JSON_FIELDS,
   async run(ctx: CliContext) {
     const [name, ...rest] = ctx.positionals;
     if (!name || rest.length > 0) throw new InputError('remove-node takes exactly one NAME', 'e.g. hardway remove-node node-2 --yes');
@@ -84,6 +98,7 @@ export const removeNodeCommand: CliCommand = {
     }
     const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
     checkPkiDir(inventory.dir);
+    checkIdentityFiles(v.identity as string[] | undefined, ctx.cwd);
     const { machine, others, from } = removalOf(inventory, name);
     const [{ drainNodeStep }, { resetStep }, { pinHostsStep }, { routesStep }] = await Promise.all([
       import('../steps/drain-node.ts'), import('../steps/reset.ts'), import('../steps/pin-hosts.ts'), import('../steps/routes.ts'),

@@ -1,9 +1,10 @@
 // `hardway render`: writes each machine's rendered files into a local tree laid out as on the
 // machine, so a user can read (or diff) exactly what the steps would install.
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
 import { InputError } from '../errors.ts';
+import { displayPath } from '../input-file.ts';
+import { writeFilesInside } from '../output-file.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { renderMachine } from '../render/machine.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
@@ -40,18 +41,13 @@ export const renderCommand: CliCommand = {
     const kubernetes = kubernetesToRender(inv);
     const opts = { ...containerdRenderOptions(inv), kubernetes };
     const rendered = machines.map((m) => ({ machine: m, files: renderMachine(inv, m, opts) }));
+    // One write of every tree: no link inside DIR is followed (each one is refused before anything
+    // is written), directories are made 0755 at most, and each file gets its exact mode.
+    const root = { dir: out, dirMode: 0o755, hint: `hardway render writes only into directories and files of its own under ${displayPath(out)}, never through a link: remove the link, or choose another --out` };
+    writeFilesInside(root, rendered.flatMap(({ machine, files }) =>
+      files.map((f) => ({ path: `${machine.hostname}/${f.path.replace(/^\/+/, '')}`, content: f.content, mode: f.mode }))));
     say(stdout, `Kubernetes ${kubernetes.version} (from ${kubernetes.from})`);
-    for (const { machine, files } of rendered) {
-      const root = join(out, machine.hostname);
-      for (const f of files) {
-        const target = join(root, f.path.replace(/^\/+/, ''));
-        await mkdir(dirname(target), { recursive: true });
-        await writeFile(target, f.content, { mode: f.mode });
-        // writeFile's mode applies only to new files and is masked by the umask.
-        await chmod(target, f.mode);
-      }
-      say(stdout, `${machine.hostname}: ${files.length} files in ${root}`);
-    }
+    for (const { machine, files } of rendered) say(stdout, `${machine.hostname}: ${files.length} files in ${resolve(out, machine.hostname)}`);
     return 0;
   },
 };

@@ -38,7 +38,8 @@ export async function gatherMachine(m: Machine, requests: Array<MachineRequests 
   try {
     t = await connect(m);
   } catch (e) {
-    const kind = e instanceof HostKeyError ? 'host-key' : e instanceof AuthError ? 'auth' : 'connect';
+    // No key offered at all is not the machine refusing one.
+    const kind = e instanceof HostKeyError ? 'host-key' : e instanceof AuthError ? (e.tried.length ? 'auth' : 'no-key') : 'connect';
     evidence.unreachable = { kind, message: (e as Error).message, hint: (e as { hint?: string }).hint };
     return evidence;
   }

@@ -32,7 +32,7 @@ export interface Finding {
 export interface MachineEvidence {
   machine: string;
   /** Set when the machine could not be asked over SSH: what failed, the transport's message and hint. */
-  unreachable?: { kind: 'connect' | 'host-key' | 'auth' | 'facts'; message: string; hint?: string };
+  unreachable?: { kind: 'connect' | 'host-key' | 'auth' | 'no-key' | 'facts'; message: string; hint?: string };
   /** Each probe's answer by name (see probes.ts); stdout only, stderr folded in where a probe needs it. */
   probes: Record<string, ProbeResult>;
   /** Text files read by path (never a key or a kubeconfig): content, or null when missing. */

@@ -7,11 +7,13 @@
 // existing name). A stale lock is removed only by the run that holds a guard named after that
 // stale lock's exact content, and only if the lock still has that content: two runs that both
 // judged it dead cannot both remove it, so the second can never remove the first one's new lock.
-import { closeSync, linkSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, lstatSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { FailureError } from '../errors.ts';
+import { FailureError, InputError } from '../errors.ts';
+import { displayPath, namingPath, pathError } from '../input-file.ts';
+import { describeEntry } from '../output-file.ts';
 
 /** The lock file's name inside the project directory. */
 export const LOCK_FILE = '.hardway.lock';
@@ -88,6 +90,7 @@ const MAX_TRIES = 50;
 function claim(path: string, text: string, host: string, deps: LockDeps, depth: number): LockInfo | undefined {
   for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
     if (createExclusive(path, text)) return undefined;
+    notHardwaysLock(path);
     const seen = readText(path);
     if (seen === undefined) continue; // released in between: try again
     const holder = parse(seen);
@@ -112,17 +115,34 @@ function claim(path: string, text: string, host: string, deps: LockDeps, depth: 
   throw new FailureError(`could not take the lock ${path}`, 'other hardway runs are starting at the same time; try again');
 }
 
+/**
+ * Refuses what hardway never makes at the lock's place: a link (even to nothing, which would look
+ * like a lock released a moment ago, forever) or anything but a file. Named, with what to do.
+ */
+function notHardwaysLock(path: string): void {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return; // gone: released in between
+  }
+  if (st.isFile()) return;
+  throw new InputError(`${describeEntry(path, st)}, not a lock hardway made (it makes ${LOCK_FILE} as a file of its own)`,
+    `no hardway run holds it: remove it (rm ${displayPath(path)}), then run hardway again`);
+}
+
 /** Creates `path` holding `text` in one step, unless it exists. */
 function createExclusive(path: string, text: string): boolean {
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
   try {
+    // A write that fails (no space, a read-only file system) leaves no temp file behind.
+    namingPath(displayPath(path), () => writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' }));
     linkSync(tmp, path);
     return true;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return false;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw e;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw pathError(e, displayPath(path)) ?? e;
     return createWithOpen(path, text); // a file system without hard links
   } finally {
     rmSync(tmp, { force: true });
@@ -135,10 +155,16 @@ function createWithOpen(path: string, text: string): boolean {
     fd = openSync(path, 'wx', 0o600);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw e;
+    throw pathError(e, displayPath(path)) ?? e;
   }
-  writeSync(fd, text);
-  closeSync(fd);
+  try {
+    namingPath(displayPath(path), () => writeSync(fd, text));
+  } catch (e) {
+    rmSync(path, { force: true }); // half a lock would look like another run's forever
+    throw e;
+  } finally {
+    closeSync(fd);
+  }
   return true;
 }
 

@@ -1,8 +1,14 @@
 // The per-run log file under <project>/logs/ (dir 0700, file 0600): every remote command with its
 // full output, every upload (never secret contents), every line shown to the user; all redacted.
-import { mkdirSync, openSync, writeSync, closeSync, chmodSync } from 'node:fs';
+// logs/ is a directory of hardway's own: a link there is refused, never followed (nor chmod-ed).
+import { closeSync, constants, fchmodSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { displayPath, namingPath } from '../input-file.ts';
+import { dirsInside, narrowModeNoFollow } from '../output-file.ts';
 import type { Redactor } from '../ui/redact.ts';
+
+/** The project's directory of run logs, beside machines.txt. */
+export const LOGS_DIR = 'logs';
 
 /** An append-only, redacting log file for one run. */
 export interface RunLog {
@@ -14,13 +20,13 @@ export interface RunLog {
 
 /** Opens `<dir>/logs/<time>-<command>-<pid>.log` for this run. */
 export function openRunLog(projectDir: string, command: string, redactor: Redactor, now = new Date(), pid = process.pid): RunLog {
-  const dir = join(projectDir, 'logs');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
+  const hint = `hardway keeps its run logs in ${LOGS_DIR}/ beside machines.txt, a directory of its own: move what is there away (hardway makes it)`;
+  const dir = dirsInside({ dir: projectDir, dirMode: 0o700, hint }, LOGS_DIR, true);
+  narrowModeNoFollow(dir, 0o700, hint);
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   const path = join(dir, `${stamp}-${command.replace(/[^a-z0-9-]/gi, '_')}-${pid}.log`);
-  const fd = openSync(path, 'a', 0o600);
-  chmodSync(path, 0o600);
+  const fd = namingPath(displayPath(path), () => openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | constants.O_NOFOLLOW, 0o600));
+  fchmodSync(fd, 0o600);
   let open = true;
   return {
     path,
@@ -28,7 +34,7 @@ export function openRunLog(projectDir: string, command: string, redactor: Redact
       if (!open) return;
       const prefix = `${new Date().toISOString()} ${host ? host + ': ' : ''}`;
       const body = redactor.redact(text).replace(/\n/g, `\n${' '.repeat(prefix.length)}`);
-      writeSync(fd, prefix + body + '\n');
+      namingPath(displayPath(path), () => writeSync(fd, prefix + body + '\n'));
     },
     close() {
       if (open) closeSync(fd);

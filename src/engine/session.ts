@@ -38,7 +38,13 @@ export interface SessionRequest {
 export async function runSession(req: SessionRequest): Promise<{ code: number; result: RunResult; logFile: string }> {
   const lock = req.lockHeld ? undefined : acquireRunLock(req.inventory.dir, req.command);
   const redactor = new Redactor();
-  const runLog = openRunLog(req.inventory.dir, req.command, redactor);
+  let runLog: ReturnType<typeof openRunLog>;
+  try {
+    runLog = openRunLog(req.inventory.dir, req.command, redactor);
+  } catch (e) {
+    lock?.release(); // logs/ could not be opened (a link there, no space): nothing ran
+    throw e;
+  }
   // With --json, stdout carries only the JSON object; progress goes to stderr.
   const stream = req.json ? req.stderr : req.stdout;
   const style = outputStyle(stream, req.env);

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { binaryRelPath, downloadsDir, requireBinaries } from '../download/layout.ts';
-import { InputError } from '../errors.ts';
+import { InputError, PreconditionError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
@@ -14,7 +14,13 @@ const CLIENT_FILES = [PKI.etcdCa.crt, PKI.crt('etcd-client'), PKI.key('etcd-clie
 
 /** The path of downloads/client/etcdctl; InputError naming what to run when it (or pki/'s etcd client files) is missing. */
 export function jumpboxEtcdctl(inv: Inventory, needsPki: boolean): string {
-  requireBinaries(inv.dir, ['etcdctl']);
+  try {
+    requireBinaries(inv.dir, ['etcdctl']);
+  } catch (e) {
+    // Nothing was asked of any machine yet: what the project lacks is the user's to add (exit 2).
+    if (e instanceof PreconditionError) throw new InputError(e.message, e.hint);
+    throw e;
+  }
   if (needsPki) {
     const missing = CLIENT_FILES.filter((f) => !existsSync(join(inv.dir, f)));
     if (missing.length) throw new InputError(`${missing.join(', ')} missing: etcd's client certificate is needed to reach etcd`, 'run "hardway certs" (or "hardway up")');

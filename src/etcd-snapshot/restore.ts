@@ -8,7 +8,7 @@ import { say } from '../cli/command.ts';
 import { applyChange, describeChange } from '../engine/apply.ts';
 import { loggedTransport } from '../engine/logged-transport.ts';
 import type { RunLog } from '../engine/run-log.ts';
-import { FailureError } from '../errors.ts';
+import { FailureError, InputError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import type { Transport } from '../transport/types.ts';
 import { restorePlan, type RestorePhase, type RestorePlan } from './restore-plan.ts';
@@ -21,6 +21,8 @@ export interface RestoreRun {
   file: string;
   cwd: string;
   dryRun: boolean;
+  /** --yes: without it (and without dryRun) the file is checked, then the restore refused. */
+  confirmed: boolean;
   out: Writable;
   now: Date;
   /** `etcdctl snapshot status` of the local file; throws InputError when etcdctl says it is not a snapshot. */
@@ -46,6 +48,13 @@ export async function restoreSnapshot(run: RestoreRun): Promise<void> {
       for (const [host, changes] of phase.changes) for (const c of changes) say(run.out, `   ${host}: ${describeChange(c)}`);
     }
     return;
+  }
+  // Like reset and remove-node: it destroys the cluster's state, so it runs only when asked twice.
+  if (!run.confirmed) {
+    throw new InputError(
+      `"hardway etcd snapshot restore" stops the control plane and etcd on ${names} and replaces the cluster's whole state with the snapshot's: rerun with --yes to do it`,
+      `add --dry-run to see every command it would run on each machine`,
+    );
   }
   say(run.out, `Restoring it on ${plan.members.length} control-plane machine(s): ${names}`);
   const log = run.openLog?.();

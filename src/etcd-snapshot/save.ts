@@ -4,6 +4,8 @@
 // and only then gets its name, so FILE is always a whole, verified snapshot. Contents are never printed.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, linkSync, rmSync, statSync } from 'node:fs';
+import { pathError } from '../input-file.ts';
+import { describeEntry, lstatOrNothing } from '../output-file.ts';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { say } from '../cli/command.ts';
@@ -43,8 +45,13 @@ export async function saveSnapshot(s: SaveRun): Promise<{ file: string; status: 
       throw new FailureError(`etcd sent a snapshot that fails its check: ${e.message}`);
     });
     const status = await localStatus(s, etcdctl, tmp);
-    // link, not rename: a FILE made meanwhile by someone else is never replaced.
-    linkSync(tmp, file);
+    // link, not rename: a FILE made meanwhile by someone else (or a link there) is never replaced.
+    try {
+      linkSync(tmp, file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw alreadyThere(shownPath(file, s.cwd));
+      throw pathError(e, shownPath(file, s.cwd)) ?? e;
+    }
     say(s.out, `Saved ${shownPath(file, s.cwd)} (mode 0600) from ${from}: ${describeStatus(status)}`);
     return { file, status };
   } finally {
@@ -72,13 +79,10 @@ function chooseMembers(inv: Inventory, node: string | undefined) {
 /** FILE must not exist yet (a snapshot is never overwritten) and its directory must. */
 function checkTarget(file: string, cwd: string): void {
   const shown = shownPath(file, cwd);
-  let exists = true;
-  try {
-    statSync(file);
-  } catch {
-    exists = false;
-  }
-  if (exists) throw new InputError(`${shown} already exists`, 'give a new file name (a snapshot is never overwritten), or leave FILE out for a timestamped one under backups/');
+  // lstat: a link there, even to nothing, is something a snapshot would be written through.
+  const there = lstatOrNothing(file);
+  if (there?.isSymbolicLink()) throw new InputError(`${describeEntry(file, there)}: a snapshot is never written through a link`, 'give a new file name, or leave FILE out for a timestamped one under backups/');
+  if (there) throw alreadyThere(shown);
   let dir;
   try {
     dir = statSync(dirname(file));
@@ -86,6 +90,10 @@ function checkTarget(file: string, cwd: string): void {
     throw new InputError(`${shownPath(dirname(file), cwd)}: no such directory for ${shown}`, 'create it first, or leave FILE out for backups/');
   }
   if (!dir.isDirectory()) throw new InputError(`${shownPath(dirname(file), cwd)} is not a directory`, 'give FILE in a directory');
+}
+
+function alreadyThere(shown: string): InputError {
+  return new InputError(`${shown} already exists`, 'give a new file name (a snapshot is never overwritten), or leave FILE out for a timestamped one under backups/');
 }
 
 /** Asks each member in turn until one sends its snapshot; names the member it came from. */

@@ -3,7 +3,8 @@
 // appends (etcd's server sends it as the last message of the snapshot stream; `snapshot restore`
 // checks it unless --skip-hash-check). Also where `snapshot save` puts a file by default.
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
+import { dirsInside, lstatOrNothing, writeFilesInside } from '../output-file.ts';
 import { join, relative } from 'node:path';
 import { InputError } from '../errors.ts';
 
@@ -79,10 +80,12 @@ export function fileStamp(now: Date): string {
  * Secrets, but also tokens and everything else), so it never lands in the project's repository.
  */
 export function defaultSnapshotFile(projectDir: string, now: Date): string {
-  const dir = join(projectDir, BACKUPS_DIR);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const ignore = join(dir, '.gitignore');
-  if (!existsSync(ignore)) writeFileSync(ignore, '# etcd snapshots hold the cluster\'s secrets: never commit them\n*\n', { mode: 0o644 });
+  // A directory of hardway's own inside the project: a link there is refused, never followed.
+  const root = { dir: projectDir, dirMode: 0o700, hint: `${BACKUPS_DIR}/ beside machines.txt is where hardway keeps snapshots: move what is there away (hardway makes it), or give FILE` };
+  const dir = dirsInside(root, BACKUPS_DIR, true);
+  if (lstatOrNothing(join(dir, '.gitignore')) === undefined) {
+    writeFilesInside(root, [{ path: `${BACKUPS_DIR}/.gitignore`, content: '# etcd snapshots hold the cluster\'s secrets: never commit them\n*\n', mode: 0o644 }]);
+  }
   return join(dir, `etcd-snapshot-${fileStamp(now)}.db`);
 }
 

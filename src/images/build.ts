@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { lstat, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeAtomic } from '../certs/pki-files.ts';
+import { writeAtomic } from '../output-file.ts';
 import { FailureError } from '../errors.ts';
 import { extractDeb } from '../download/archive.ts';
 import { aptFor, showPackages, type DebInfo } from '../download/apt.ts';

@@ -1,11 +1,11 @@
 // What `lab up` writes into the lab directory so that `cd DIR && hardway ...` and
 // `ssh -F DIR/ssh_config node-0` work with no flags: machines.txt, cluster.yaml, keys, known_hosts,
 // ssh_config. Content functions are pure; writeLabFiles puts them on disk.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { InputError } from '../errors.ts';
-import { configPath, ensureKeyPair, PROJECT_FILES, sshHostBlock } from '../project-ssh.ts';
+import { askedForEvenControlPlanes, configPath, ensureKeyPair, PROJECT_FILES, sshHostBlock, writeProjectFiles } from '../project-ssh.ts';
 import { PAUSE_IMAGE } from '../images/names.ts';
 import { LAB_REGISTRY_MIRROR, LAB_REGISTRY_NAME } from './registry.ts';
 import type { LabMachine, LabPlan } from './types.ts';
@@ -25,8 +25,9 @@ export function machinesTxt(plan: LabPlan): string {
  * keys of an existing file are kept. The cluster settings are ordinary keys a user of real
  * machines may set too: the product's steps have no "if lab" branch.
  */
-export function clusterYaml(existing: string | undefined, lab: string, opts: { registry?: boolean } = {}): string {
+export function clusterYaml(existing: string | undefined, lab: string, opts: { registry?: boolean; servers?: number } = {}): string {
   const doc = parseDocument(existing ?? `# cluster.yaml: settings for every machine of lab "${lab}" (see hardway inventory)\n`);
+  askedForEvenControlPlanes(doc, opts.servers ?? 1);
   doc.setIn(['ssh', 'user'], 'root');
   doc.setIn(['ssh', 'identityFile'], LAB_FILES.key);
   doc.setIn(['ssh', 'knownHosts'], LAB_FILES.knownHosts);
@@ -81,9 +82,12 @@ export function ensureLabKey(dir: string, lab: string): Promise<string> {
 /** Writes machines.txt, cluster.yaml, known_hosts and ssh_config into DIR. */
 export function writeLabFiles(plan: LabPlan, dir: string, hostKeys: Record<string, string>): void {
   const clusterFile = join(dir, LAB_FILES.cluster);
-  writeFileSync(join(dir, LAB_FILES.machines), machinesTxt(plan));
   const existing = existsSync(clusterFile) ? readFileSync(clusterFile, 'utf8') : undefined;
-  writeFileSync(clusterFile, clusterYaml(existing, plan.spec.name, { registry: plan.machines.some((m) => m.role === 'registry') }));
-  writeFileSync(join(dir, LAB_FILES.knownHosts), knownHosts(plan.machines, hostKeys));
-  writeFileSync(join(dir, LAB_FILES.sshConfig), sshConfig(plan, dir));
+  const opts = { registry: plan.machines.some((m) => m.role === 'registry'), servers: plan.machines.filter((m) => m.role === 'control-plane').length };
+  writeProjectFiles(dir, {
+    [LAB_FILES.machines]: machinesTxt(plan),
+    [LAB_FILES.cluster]: clusterYaml(existing, plan.spec.name, opts),
+    [LAB_FILES.knownHosts]: knownHosts(plan.machines, hostKeys),
+    [LAB_FILES.sshConfig]: sshConfig(plan, dir),
+  });
 }

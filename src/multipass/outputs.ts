@@ -1,11 +1,11 @@
 // What `multipass up` writes into DIR so that `cd DIR && hardway ...` and `ssh -F DIR/ssh_config
 // node-0` work with no flags: machines.txt, cluster.yaml, known_hosts, ssh_config (and the key,
 // keys.ts). Content functions are pure; writeFiles puts them on disk.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { InputError } from '../errors.ts';
-import { configPath, PROJECT_FILES, sshHostBlock } from '../project-ssh.ts';
+import { askedForEvenControlPlanes, configPath, PROJECT_FILES, sshHostBlock, writeProjectFiles } from '../project-ssh.ts';
 import type { PlannedVm } from './types.ts';
 
 /** File names inside DIR (the same as a lab's). */
@@ -39,8 +39,9 @@ export function machinesTxtAddresses(text: string): Map<string, string> {
 }
 
 /** cluster.yaml with the SSH settings for the VMs; other keys of an existing file are kept. */
-export function clusterYaml(existing: string | undefined, prefix: string): string {
+export function clusterYaml(existing: string | undefined, prefix: string, servers = 1): string {
   const doc = parseDocument(existing ?? `# cluster.yaml: settings for every machine of Multipass "${prefix}" (see hardway inventory)\n`);
+  askedForEvenControlPlanes(doc, servers);
   doc.setIn(['ssh', 'user'], 'root');
   doc.setIn(['ssh', 'identityFile'], FILES.key);
   doc.setIn(['ssh', 'knownHosts'], FILES.knownHosts);
@@ -78,13 +79,11 @@ export function checkDirIsOurs(dir: string, prefix: string): void {
 /** Writes machines.txt, cluster.yaml, known_hosts and ssh_config into DIR (each whole: temp file + rename). */
 export function writeFiles(dir: string, prefix: string, vms: AddressedVm[]): void {
   const clusterFile = join(dir, FILES.cluster);
-  const put = (name: string, text: string) => {
-    const file = join(dir, name);
-    writeFileSync(`${file}.tmp`, text);
-    renameSync(`${file}.tmp`, file);
-  };
-  put(FILES.machines, machinesTxt(prefix, vms));
-  put(FILES.cluster, clusterYaml(existsSync(clusterFile) ? readFileSync(clusterFile, 'utf8') : undefined, prefix));
-  put(FILES.knownHosts, knownHosts(vms));
-  put(FILES.sshConfig, sshConfig(prefix, vms, dir));
+  const servers = vms.filter((v) => v.role === 'control-plane').length;
+  writeProjectFiles(dir, {
+    [FILES.machines]: machinesTxt(prefix, vms),
+    [FILES.cluster]: clusterYaml(existsSync(clusterFile) ? readFileSync(clusterFile, 'utf8') : undefined, prefix, servers),
+    [FILES.knownHosts]: knownHosts(vms),
+    [FILES.sshConfig]: sshConfig(prefix, vms, dir),
+  });
 }

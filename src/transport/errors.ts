@@ -50,7 +50,7 @@ function hostKeyHint(problem: HostKeyProblem, file: string): string {
 
 /** The machine refused every authentication method offered; never retried. */
 export class AuthError extends TransportError {
-  constructor(machine: string, target: string, tried: string[], notes: string[]) {
+  constructor(machine: string, target: string, readonly tried: string[], notes: string[]) {
     super(
       machine,
       `authentication failed for ${target} (tried: ${tried.length ? tried.join(', ') : 'nothing to offer'})` +

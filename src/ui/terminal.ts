@@ -7,12 +7,20 @@ export interface OutputStyle {
   color: boolean;
 }
 
-/** Decides the style for a stream from its TTY-ness and the environment (CI, NO_COLOR, TERM=dumb). */
+/** The narrowest terminal the progress UI is drawn on: it wraps its lines to the width (0 columns: one character per line). */
+export const MIN_COLUMNS = 40;
+
+/**
+ * Decides the style for a stream from its TTY-ness, its width and the environment (CI, NO_COLOR,
+ * TERM=dumb). A terminal that reports fewer than MIN_COLUMNS (a serial console says 0) gets plain lines.
+ */
 export function outputStyle(stream: Writable, env: NodeJS.ProcessEnv): OutputStyle {
   const tty = (stream as { isTTY?: boolean }).isTTY === true;
+  const columns = (stream as { columns?: number }).columns;
+  const wide = columns === undefined || columns >= MIN_COLUMNS;
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
   const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== '';
-  return { interactive: tty && !ci && env.TERM !== 'dumb', color: tty && !noColor && env.TERM !== 'dumb' };
+  return { interactive: tty && wide && !ci && env.TERM !== 'dumb', color: tty && !noColor && env.TERM !== 'dumb' };
 }
 
 /** ANSI color helpers that are the identity when color is off. */

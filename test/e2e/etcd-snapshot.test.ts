@@ -95,7 +95,7 @@ describe(`hardway etcd snapshot save and restore on a real ${SERVERS}+1 lab`, ()
     expect(await jumpboxKubectl(l, ['get', 'namespaces', '-o', 'name'])).not.toContain(`namespace/${NS}`);
     const logs = readdirSync(join(l.dir, 'logs'));
     const started = Date.now();
-    const out = await hardway(l, ['etcd', 'snapshot', 'restore', saved]);
+    const out = await hardway(l, ['etcd', 'snapshot', 'restore', saved, '--yes']);
     // Printed, not asserted: speed belongs in benchmarks, and this host is shared.
     console.log(`etcd snapshot restore on the ${SERVERS}+1 lab: ${((Date.now() - started) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(1)})`);
     expect(out).toMatch(/^7\/7 remove the copies of the snapshot$/m);

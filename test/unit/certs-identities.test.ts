@@ -17,7 +17,8 @@ const TWO_SERVERS = [
 ].join('\n');
 
 function inventory(text: string, clusterDomain = 'cluster.local') {
-  const settings = { ...defaultSettings(), clusterDomain };
+  // Two control planes on purpose: each gets its own etcd member certificate.
+  const settings = { ...defaultSettings(), clusterDomain, evenControlPlanes: true };
   return parseInventory(text, settings, { file: '/p/machines.txt', dir: '/p', clusterFile: '/p/cluster.yaml' });
 }
 

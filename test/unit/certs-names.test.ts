@@ -14,6 +14,8 @@ import { placements } from '../../src/steps/support/placements.ts';
 import { hardway, makeProject, named, snapshot } from './certs.helpers.ts';
 
 const EC = 'keyAlgorithm: ecdsa-p256\n';
+/** HOSTILE has two control planes (server, client) on purpose. */
+const EC_TWO = `${EC}evenControlPlanes: true\n`;
 /** Every cluster-wide name in pki/ today, each used as a worker's hostname. */
 const TAKEN = ['ca', 'etcd-ca', 'admin', 'jumpbox', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler', 'kube-api-server',
   'service-accounts', 'etcd-client', 'encryption-config'];
@@ -30,7 +32,7 @@ const kubeconfigUser = (file: string) => /client-certificate-data: (\S+)/.exec(r
 
 describe('machine names never share a file with another identity', () => {
   it('workers named like every cluster-wide file: CAs untouched, each identity its own, a rerun keeps all', async () => {
-    const p = makeProject({ machines: HOSTILE, cluster: EC });
+    const p = makeProject({ machines: HOSTILE, cluster: EC_TWO });
     const first = await hardway(p, 'certs');
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).not.toMatch(/^reissued /m);
@@ -68,7 +70,7 @@ describe('machine names never share a file with another identity', () => {
   }, 60_000);
 
   it('every file of pki/ has exactly one owner for any inventory; a clash is a bug caught before writing', () => {
-    const inv = loadInventory(makeProject({ machines: HOSTILE }).machines);
+    const inv = loadInventory(makeProject({ machines: HOSTILE, cluster: EC_TWO }).machines);
     expect(() => assertDistinctFiles(identitiesFor(inv), kubeconfigsFor(inv))).not.toThrow();
     const clash = [{ name: 'node-x', files: { crt: PKI.ca.crt, key: 'pki/node-x.key' } }];
     expect(() => assertDistinctFiles(clash)).toThrow('pki/ca.crt would belong to both CA ca and certificate node-x');
@@ -120,7 +122,7 @@ describe('pki/ of the earlier layout', () => {
     expect((await hardway(p, 'certs')).code).toBe(0);
     // A worker "admin" of the old layout shared pki/admin.crt with the admin identity.
     const adminCrt = readFileSync(join(p.dir, 'pki/admin.crt'));
-    const grown = makeProject({ machines: HOSTILE, cluster: EC });
+    const grown = makeProject({ machines: HOSTILE, cluster: EC_TWO });
     mkdirSync(join(grown.dir, 'pki'), { mode: 0o700 });
     for (const f of ['ca.crt', 'ca.key', 'etcd-ca.crt', 'etcd-ca.key', 'admin.crt', 'admin.key']) renameSync(join(p.dir, 'pki', f), join(grown.dir, 'pki', f));
     const run = await hardway(grown, 'certs');

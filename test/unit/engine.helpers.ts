@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseInventory, type Inventory } from '../../src/inventory.ts';
 import { defaultSettings } from '../../src/cluster-settings.ts';
-import { formatError, isExpectedError } from '../../src/errors.ts';
+import { isExpectedError } from '../../src/errors.ts';
+import { reportFailure } from '../../src/cli.ts';
 import { connectionPool, type TransportFactory } from '../../src/engine/connections.ts';
 import { memoryRunLog } from '../../src/engine/run-log.ts';
 import { runSteps } from '../../src/engine/run.ts';
@@ -86,17 +87,16 @@ export async function runCommand(command: string, argv: string[], dir: string, f
   const stdout = capture();
   const stderr = capture();
   let code: number;
+  const cmd = remoteCommand(remoteEntry(command), {
+    steps,
+    connectors: () => async () => fakeFactory(fakes, jumpbox),
+  });
   try {
-    const cmd = remoteCommand(remoteEntry(command), {
-      steps,
-      connectors: () => async () => fakeFactory(fakes, jumpbox),
-    });
     const parsed = parseArgs({ args: argv, options: cmd.options, allowPositionals: false, strict: true });
     code = await cmd.run({ values: parsed.values as never, positionals: [], stdout: stdout.stream, stderr: stderr.stream, cwd: dir, env: {} });
   } catch (e) {
     if (!isExpectedError(e)) throw e;
-    stderr.stream.write(formatError(e) + '\n');
-    code = e.exitCode;
+    code = reportFailure(e, { stdout: stdout.stream, stderr: stderr.stream }, argv.includes('--json') ? cmd : undefined);
   }
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }

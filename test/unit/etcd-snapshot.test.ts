@@ -168,7 +168,7 @@ describe('the restore run', () => {
   const run = (inv: ReturnType<typeof inventoryOf>, file: string, machines: Map<string, FakeTransport>, extra: { dryRun?: boolean; status?: () => Promise<SnapshotStatus> } = {}) => {
     const o = sink();
     const done = restoreSnapshot({
-      inventory: inv, file, cwd: inv.dir, dryRun: extra.dryRun ?? false, out: o.out, now: new Date('2026-12-01T12:00:00Z'),
+      inventory: inv, file, cwd: inv.dir, dryRun: extra.dryRun ?? false, confirmed: true, out: o.out, now: new Date('2026-12-01T12:00:00Z'),
       status: extra.status ?? (async () => STATUS),
       connect: async (m) => machines.get(m.hostname)!,
     });
@@ -229,7 +229,7 @@ describe('the restore run', () => {
     const machines = new Map(inv.controlPlanes.map((m) => [m.hostname, member(m.hostname)]));
     const o = sink();
     const e = await restoreSnapshot({
-      inventory: inv, file: p.file, cwd: inv.dir, dryRun: false, out: o.out, now: new Date(), status: async () => STATUS,
+      inventory: inv, file: p.file, cwd: inv.dir, dryRun: false, confirmed: true, out: o.out, now: new Date(), status: async () => STATUS,
       connect: async (m) => {
         if (m.hostname === 'server-2') throw new Error('server-2 (10.240.0.12): connection refused');
         return machines.get(m.hostname)!;
@@ -356,10 +356,10 @@ describe('the commands through main()', () => {
     expect(bad.stderr).toContain("Unknown option '--force'");
   });
 
-  it('save without downloads/client/etcdctl says to run hardway download (exit 1), and writes no file', async () => {
+  it('save without downloads/client/etcdctl says to run hardway download (exit 2: the project lacks it), and writes no file', async () => {
     const dir = project();
     const r = await runCli(['etcd', 'snapshot', 'save'], dir);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('client/etcdctl');
     expect(r.stderr).toContain('hardway download');
     expect(existsSync(join(dir, 'backups'))).toBe(false);

@@ -24,7 +24,7 @@ describe('inventory', () => {
   });
 
   it('derives the service IP and API server URL from the settings and first control plane', () => {
-    const settings = parseClusterSettings('serviceCidr: 10.96.0.0/12\napiPort: 8443\n', 'cluster.yaml');
+    const settings = parseClusterSettings('serviceCidr: 10.96.0.0/12\napiPort: 8443\nevenControlPlanes: true\n', 'cluster.yaml');
     const inv = parse('10.240.0.10 server.kubernetes.local server\n10.240.0.11 server-2.kubernetes.local server-2\n', settings);
     expect(inv.serviceIp).toBe('10.96.0.1');
     expect(inv.apiServerUrl).toBe('https://server.kubernetes.local:8443');

@@ -32,7 +32,8 @@ describe('hardway render', () => {
     expect(readdirSync(join(dir, 'out')).sort()).toEqual(['node-0', 'node-1', 'node-10', 'server']);
     const lines = run.stdout.trim().split('\n');
     expect(lines).toHaveLength(5);
-    expect(lines[0]).toBe('Kubernetes v1.32.3 (from versions.kubernetes in cluster.yaml)');
+    // No cluster.yaml in this project: the version is hardway's default, and says so.
+    expect(lines[0]).toBe("Kubernetes v1.32.3 (from hardway's default versions.kubernetes; there is no cluster.yaml)");
     for (const host of ['server', 'node-0', 'node-1', 'node-10']) {
       const files = tree(join(dir, 'out', host));
       expect(lines).toContain(`${host}: ${files.length} files in ${join(dir, 'out', host)}`);

@@ -138,7 +138,8 @@ describe('kubernetesToRender: the release of the server binaries in downloads/, 
   });
 
   it('falls back to versions.kubernetes when downloads/ has no server binary (none at all, or only kubectl)', () => {
-    const fallback = { version: 'v1.32.3', from: 'versions.kubernetes in cluster.yaml' };
+    // No cluster.yaml in these projects: the default is not said to come from one.
+    const fallback = { version: 'v1.32.3', from: "hardway's default versions.kubernetes; there is no cluster.yaml" };
     expect(kubernetesToRender(project(undefined))).toEqual(fallback);
     expect(kubernetesToRender(project({ 'client/kubectl': '1.20.5+really1.20.2-1.1' }))).toEqual(fallback);
     const pinned = project(undefined, { versions: { ...defaultSettings().versions, kubernetes: 'v1.24.17' } });

@@ -1,9 +1,9 @@
 // Certificates as the machines hold them, judged by the machine's own clock: expired, not yet
 // valid, not signed by the project's CA, missing the name a peer dials, or not what pki/ holds.
 // Pure: PEM texts in, findings out (node:crypto parses; nothing is read here).
-import { X509Certificate } from 'node:crypto';
 import type { Machine } from '../../inventory.ts';
 import { identitiesFor } from '../../certs/identities.ts';
+import { daysUntil, readableCertificate } from '../../certs/inspect.ts';
 import { PKI } from '../../layout.ts';
 import { hardwayFix } from '../fixes.ts';
 import { certificateFiles, KUBECONFIGS } from '../probes.ts';
@@ -43,13 +43,10 @@ export function certificateFindings(ctx: DoctorContext, m: Machine, ev: MachineE
 /** A readable certificate that expires within the renewal window (renewBeforeDays), if so. */
 function renewalDue(s: Subject, now: number, windowDays: number): Problem | undefined {
   if (s.pem === null) return undefined;
-  let to: number;
-  try {
-    to = Date.parse(new X509Certificate(s.pem).validTo);
-  } catch {
-    return undefined;
-  }
-  const days = Math.floor((to - now) / 86_400_000);
+  const cert = readableCertificate(s.pem);
+  if (!cert) return undefined;
+  const to = Date.parse(cert.validTo);
+  const days = daysUntil(new Date(to), new Date(now));
   if (now > to || days >= windowDays) return undefined;
   return { cause: `expires in ${days} days (renewBeforeDays: ${windowDays})`, evidence: `notAfter=${new Date(to).toISOString()}, machine clock ${new Date(now).toISOString()}`, dueToTime: true };
 }
@@ -92,19 +89,16 @@ interface Problem {
 /** What is wrong with one certificate at `now`, if anything. */
 function judge(ctx: DoctorContext, s: Subject, now: number): Problem | undefined {
   if (s.pem === null) return { cause: 'is missing', evidence: 'No such file or directory' };
-  let cert: X509Certificate;
-  try {
-    cert = new X509Certificate(s.pem);
-  } catch {
-    return { cause: 'is not a readable PEM certificate', evidence: 'does not parse as X.509' };
-  }
+  // Node parses lazily: a malformed public key would throw later, so it is read (and judged) here.
+  const cert = readableCertificate(s.pem);
+  if (!cert) return { cause: 'is not a readable PEM certificate', evidence: 'does not parse as X.509 (or its public key does not)' };
   const from = Date.parse(cert.validFrom);
   const to = Date.parse(cert.validTo);
   const clock = `machine clock ${new Date(now).toISOString()}`;
   if (now > to) return { cause: `expired on ${new Date(to).toISOString()}`, evidence: `notAfter=${cert.validTo}, ${clock}`, dueToTime: true };
   if (now < from) return { cause: `is not valid until ${new Date(from).toISOString()} (is the machine's clock behind?)`, evidence: `notBefore=${cert.validFrom}, ${clock}` };
-  if (ctx.caPem) {
-    const ca = new X509Certificate(ctx.caPem);
+  const ca = ctx.caPem === undefined ? undefined : readableCertificate(ctx.caPem);
+  if (ca) {
     if (s.isCa && cert.fingerprint256 !== ca.fingerprint256) {
       return { cause: 'is not the cluster CA of pki/ca.crt', evidence: `SHA256 fingerprint ${cert.fingerprint256}, pki/ca.crt has ${ca.fingerprint256}` };
     }
@@ -119,6 +113,6 @@ function judge(ctx: DoctorContext, s: Subject, now: number): Problem | undefined
 }
 
 /** The DNS names of a certificate's subjectAltName. */
-function sanNames(cert: X509Certificate): string[] {
+function sanNames(cert: { subjectAltName: string | undefined }): string[] {
   return (cert.subjectAltName ?? '').split(/,\s*/).filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4));
 }

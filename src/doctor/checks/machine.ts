@@ -19,6 +19,7 @@ export function sshFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence)
     connect: `${m.hostname} does not answer over SSH${running}`,
     'host-key': `${m.hostname} presents a host key that known_hosts does not pin; nothing was asked of it`,
     auth: `${m.hostname} refuses the SSH key; nothing was asked of it`,
+    'no-key': `hardway had no SSH key to offer ${m.hostname} (no -i, no ssh.identityFile, no ~/.ssh/id_* and no ssh-agent); nothing was asked of it`,
     facts: `${m.hostname} answers over SSH but doctor's read-only batch failed there`,
   }[u.kind];
   const fix = u.kind === 'connect' ? unreachableFix(ctx, m.hostname) : null;

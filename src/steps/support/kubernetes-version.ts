@@ -2,6 +2,8 @@
 // (what the steps install), else versions.kubernetes of cluster.yaml. `hardway render`, every step
 // that renders and the remote commands' pre-flight check all ask this one function, so the rendered
 // tree is what the machines get, and an unsupported release stops a run before any machine is touched.
+import { existsSync } from 'node:fs';
+import { defaultSettings } from '../../cluster-settings.ts';
 import { binaryRelPath, readDownloads } from '../../download/layout.ts';
 import { InputError } from '../../errors.ts';
 import type { Inventory } from '../../inventory.ts';
@@ -18,6 +20,8 @@ export const KUBERNETES_SERVER_BINARIES = ['kube-apiserver', 'kube-controller-ma
 export const FROM_DOWNLOADS = 'downloads/manifest.json';
 /** Where the fallback version is said to come from. */
 export const FROM_SETTINGS = 'versions.kubernetes in cluster.yaml';
+/** Where it is said to come from when there is no cluster.yaml to name. */
+export const FROM_DEFAULT = "hardway's default versions.kubernetes; there is no cluster.yaml";
 
 /**
  * The Kubernetes release to render for, and where it was read: the version downloads/manifest.json
@@ -32,8 +36,9 @@ export function kubernetesToRender(inv: Inventory): KubernetesChoice {
   });
   if (found.length === 0) {
     const version = inv.settings.versions.kubernetes;
-    supportedKubernetes(version, FROM_SETTINGS);
-    return { version, from: FROM_SETTINGS };
+    const from = version === defaultSettings().versions.kubernetes && !existsSync(inv.clusterFile) ? FROM_DEFAULT : FROM_SETTINGS;
+    supportedKubernetes(version, from);
+    return { version, from };
   }
   const releases = new Set(found.map((f) => parseKubernetesVersion(f.version)?.version ?? f.version));
   if (releases.size > 1) {
