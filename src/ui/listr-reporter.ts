@@ -1,6 +1,6 @@
 // listr2 progress on an interactive terminal: one task list per step, one task per machine. The
 // engine drives the work; each task just waits for its machine's result.
-import { Listr, ProcessOutput, type ListrTaskWrapper } from 'listr2';
+import { Listr, ListrLogger, ProcessOutput, type ListrTaskWrapper } from 'listr2';
 import type { Writable } from 'node:stream';
 import type { HostResult } from '../engine/types.ts';
 import type { Logger } from './logger.ts';
@@ -37,10 +37,12 @@ export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean)
           },
         };
       });
-      const output = new ProcessOutput(stream as NodeJS.WriteStream, stream as NodeJS.WriteStream);
+      // listr2 draws through its logger's output only (a top-level processOutput is ignored): without
+      // it, the progress went to process.stdout, before the one object of --json.
+      const logger = new ListrLogger({ processOutput: new ProcessOutput(stream as NodeJS.WriteStream, stream as NodeJS.WriteStream) });
       const list = new Listr(
         [{ title: `${step.name}: ${step.title}`, task: (_ctx, t) => t.newListr(tasks, { concurrent: true, exitOnError: false }) }],
-        { concurrent: false, exitOnError: false, registerSignalListeners: false, rendererOptions: { collapseSubtasks: false }, processOutput: output } as never,
+        { concurrent: false, exitOnError: false, registerSignalListeners: false, rendererOptions: { collapseSubtasks: false, logger }, fallbackRendererOptions: { logger } } as never,
       );
       running = list.run().catch(() => undefined);
     },

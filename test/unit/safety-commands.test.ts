@@ -108,6 +108,32 @@ describe('--json on an input error prints one object (item 13)', () => {
   });
 });
 
+describe('--json in a terminal: the progress never reaches stdout (item 13)', () => {
+  it('with stderr a terminal, stdout carries the one JSON object and nothing else', async () => {
+    const fakes = fakeCluster(inventoryOf(), (h) => ({ hostname: h, tools: [], files: { '/etc/hosts': '127.0.0.1 localhost\n', '/etc/hostname': `${h}\n`, '/etc/os-release': DEBIAN_OS_RELEASE } }));
+    const out = capture();
+    const err = capture();
+    Object.assign(err.stream, { isTTY: true, columns: 100 });
+    const cmd = remoteCommand(remoteEntry('pin-hosts'), { connectors: () => async () => fakeFactory(fakes) });
+    // Whatever is written to the process's own stdout (where a script reads the JSON) is kept.
+    const saved = Object.getOwnPropertyDescriptor(process.stdout, 'write');
+    const leaked: string[] = [];
+    Object.defineProperty(process.stdout, 'write', { value: (chunk: unknown) => leaked.push(String(chunk)) > 0, configurable: true, writable: true });
+    let code: number;
+    try {
+      const parsed = parseArgs({ args: ['--json'], options: cmd.options, strict: true });
+      code = await cmd.run({ values: parsed.values as never, positionals: [], stdout: out.stream, stderr: err.stream, cwd: projectDir(), env: { TERM: 'xterm' } });
+    } finally {
+      if (saved) Object.defineProperty(process.stdout, 'write', saved);
+      else delete (process.stdout as unknown as Record<string, unknown>).write;
+    }
+    expect(code).toBe(0);
+    expect(leaked.join('')).toBe('');
+    expect(JSON.parse(out.text())).toMatchObject({ ok: true, changed: 3 });
+    expect(err.text()).toContain('pin-hosts');
+  });
+});
+
 describe('the identity file (-i) is checked before any connection (item 14)', () => {
   const keys = mkdtempSync(join(tmpdir(), 'hw-keys-'));
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'test', '-f', join(keys, 'id')]);
