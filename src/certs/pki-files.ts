@@ -2,12 +2,12 @@
 // link below pki/ and never leaves it (src/output-file.ts), writes whole files (temp file beside
 // the target, then rename, so no reader ever sees half a key), makes directories 0700 like pki/,
 // and gives anything secret 0600. pki/ itself may be a link to a directory the user chose.
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../errors.ts';
 import { checkDirectory, displayPath, namingPath, readInputFile } from '../input-file.ts';
 import { PKI } from '../layout.ts';
-import { checkFilesInside, describeEntry, narrowModeNoFollow, octal, TEMP_NAME, writeFilesInside, type OutputFile, type OutputRoot } from '../output-file.ts';
+import { checkFilesInside, describeEntry, lstatOrNothing, narrowModeNoFollow, octal, TEMP_NAME, writeFilesInside, type OutputFile, type OutputRoot } from '../output-file.ts';
 
 export { octal } from '../output-file.ts';
 
@@ -46,18 +46,9 @@ export function checkPkiDir(projectDir: string): void {
   const dir = join(projectDir, PKI.dir);
   checkDirectory(dir, displayPath(dir), 'pki must be a directory (hardway makes it when absent): move what is there away, or point the link at a directory');
   const machines = join(projectDir, PKI.machinesDir);
-  const st = namingPath(displayPath(machines), () => (existsSync(dir) ? lstatOrUndefined(machines) : undefined));
+  const st = existsSync(dir) ? lstatOrNothing(machines) : undefined;
   if (st !== undefined && !st.isDirectory()) {
     throw new InputError(`${describeEntry(machines, st)}, not a directory`, st.isSymbolicLink() ? NO_LINKS : MOVE_IT);
-  }
-}
-
-function lstatOrUndefined(path: string) {
-  try {
-    return lstatSync(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
   }
 }
 

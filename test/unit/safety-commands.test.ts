@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { remoteEntry } from '../../src/commands/index.ts';
@@ -22,6 +22,32 @@ import { runCli } from '../helpers/cli.ts';
 import { EXAMPLE_MACHINES, hardway } from './certs.helpers.ts';
 import { capture, fakeCluster, fakeFactory, inventoryOf, projectDir } from './engine.helpers.ts';
 import { failedCleanly, loopbackProject } from './safety.helpers.ts';
+
+/** Fake Debian machines that pin-hosts can run on. */
+const debianHosts = () => fakeCluster(inventoryOf(), (h) => ({ hostname: h, tools: [], files: { '/etc/hosts': '127.0.0.1 localhost\n', '/etc/hostname': `${h}\n`, '/etc/os-release': DEBIAN_OS_RELEASE } }));
+
+/**
+ * Runs `hardway pin-hosts ARGS` on fake machines with the given stdout and stderr, while the
+ * process's own stdout has the properties given (listr2 reads its width and TTY-ness there) and
+ * keeps what is written to it; restored after.
+ */
+async function pinHostsWith(args: string[], io: { stdout: Writable; stderr: Writable }, stdoutProps: Record<string, unknown>): Promise<{ code: number; written: string }> {
+  const cmd = remoteCommand(remoteEntry('pin-hosts'), { connectors: () => async () => fakeFactory(debianHosts()) });
+  const written: string[] = [];
+  const props = { ...stdoutProps, write: (chunk: unknown) => written.push(String(chunk)) > 0 };
+  const saved = Object.keys(props).map((k) => [k, Object.getOwnPropertyDescriptor(process.stdout, k)] as const);
+  for (const [k, value] of Object.entries(props)) Object.defineProperty(process.stdout, k, { value, configurable: true, writable: true });
+  try {
+    const parsed = parseArgs({ args, options: cmd.options, strict: true });
+    const code = await cmd.run({ values: parsed.values as never, positionals: [], ...io, cwd: projectDir(), env: { TERM: 'xterm' } });
+    return { code, written: written.join('') };
+  } finally {
+    for (const [k, d] of saved) {
+      if (d) Object.defineProperty(process.stdout, k, d);
+      else delete (process.stdout as unknown as Record<string, unknown>)[k];
+    }
+  }
+}
 
 const BAD_LINE_2 = '10.240.0.10 server.kubernetes.local server\n10.240.0.999 node-0.kubernetes.local node-0 10.200.0.0/24\n';
 
@@ -110,25 +136,12 @@ describe('--json on an input error prints one object (item 13)', () => {
 
 describe('--json in a terminal: the progress never reaches stdout (item 13)', () => {
   it('with stderr a terminal, stdout carries the one JSON object and nothing else', async () => {
-    const fakes = fakeCluster(inventoryOf(), (h) => ({ hostname: h, tools: [], files: { '/etc/hosts': '127.0.0.1 localhost\n', '/etc/hostname': `${h}\n`, '/etc/os-release': DEBIAN_OS_RELEASE } }));
     const out = capture();
     const err = capture();
     Object.assign(err.stream, { isTTY: true, columns: 100 });
-    const cmd = remoteCommand(remoteEntry('pin-hosts'), { connectors: () => async () => fakeFactory(fakes) });
-    // Whatever is written to the process's own stdout (where a script reads the JSON) is kept.
-    const saved = Object.getOwnPropertyDescriptor(process.stdout, 'write');
-    const leaked: string[] = [];
-    Object.defineProperty(process.stdout, 'write', { value: (chunk: unknown) => leaked.push(String(chunk)) > 0, configurable: true, writable: true });
-    let code: number;
-    try {
-      const parsed = parseArgs({ args: ['--json'], options: cmd.options, strict: true });
-      code = await cmd.run({ values: parsed.values as never, positionals: [], stdout: out.stream, stderr: err.stream, cwd: projectDir(), env: { TERM: 'xterm' } });
-    } finally {
-      if (saved) Object.defineProperty(process.stdout, 'write', saved);
-      else delete (process.stdout as unknown as Record<string, unknown>).write;
-    }
+    const { code, written } = await pinHostsWith(['--json'], { stdout: out.stream, stderr: err.stream }, {});
     expect(code).toBe(0);
-    expect(leaked.join('')).toBe('');
+    expect(written).toBe('');
     expect(JSON.parse(out.text())).toMatchObject({ ok: true, changed: 3 });
     expect(err.text()).toContain('pin-hosts');
   });
@@ -169,30 +182,12 @@ describe('the identity file (-i) is checked before any connection (item 14)', ()
 
 describe('smaller checks of commands (item 16)', () => {
   it('a terminal that reports 0 columns gets whole lines, not one character per line', async () => {
-    const fakes = fakeCluster(inventoryOf(), (h) => ({ hostname: h, tools: [], files: { '/etc/hosts': '127.0.0.1 localhost\n', '/etc/hostname': `${h}\n`, '/etc/os-release': DEBIAN_OS_RELEASE } }));
     const out = capture();
     Object.assign(out.stream, { isTTY: true, columns: 0 });
-    const cmd = remoteCommand(remoteEntry('pin-hosts'), { connectors: () => async () => fakeFactory(fakes) });
-    // listr2 reads the width (and whether to draw at all) from process.stdout, and draws there: a
-    // 0-column terminal for this test, whose writes are kept.
-    const saved = (['columns', 'isTTY', 'write'] as const).map((k) => [k, Object.getOwnPropertyDescriptor(process.stdout, k)] as const);
-    const drawn: string[] = [];
-    Object.defineProperty(process.stdout, 'columns', { value: 0, configurable: true, writable: true });
-    Object.defineProperty(process.stdout, 'isTTY', { value: true, configurable: true, writable: true });
-    Object.defineProperty(process.stdout, 'write', { value: (chunk: unknown) => drawn.push(String(chunk)) > 0, configurable: true, writable: true });
-    let code: number;
-    try {
-      const parsed = parseArgs({ args: [], options: cmd.options, strict: true });
-      code = await cmd.run({ values: parsed.values as never, positionals: [], stdout: out.stream, stderr: new PassThrough(), cwd: projectDir(), env: { TERM: 'xterm' } });
-    } finally {
-      for (const [k, d] of saved) {
-        if (d) Object.defineProperty(process.stdout, k, d);
-        else delete (process.stdout as unknown as Record<string, unknown>)[k];
-      }
-    }
+    const { code, written } = await pinHostsWith([], { stdout: out.stream, stderr: new PassThrough() }, { columns: 0, isTTY: true });
     expect(code).toBe(0);
     // eslint-disable-next-line no-control-regex
-    const lines = (drawn.join('') + out.text()).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split('\n').filter((l) => l.trim() !== '');
+    const lines = (written + out.text()).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split('\n').filter((l) => l.trim() !== '');
     expect(lines.filter((l) => l.trim().length === 1)).toEqual([]);
     expect(out.text()).toMatch(/pin-hosts/);
   });
