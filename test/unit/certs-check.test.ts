@@ -4,13 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkCertificates, type CheckReport } from '../../src/certs/check.ts';
 import { loadInventory } from '../../src/inventory.ts';
-import { EXAMPLE_MACHINES, hardway, issuedAt, makeProject, snapshot } from './certs.helpers.ts';
+import { certifiedProject, EXAMPLE_MACHINES, hardway, issuedAt, snapshot } from './certs.helpers.ts';
 
-async function freshProject(cluster = 'keyAlgorithm: ecdsa-p256\n') {
-  const project = makeProject({ cluster });
-  expect((await hardway(project, 'certs')).code).toBe(0);
-  return project;
-}
+const freshProject = (cluster?: string) => certifiedProject({ ...(cluster ? { cluster } : {}) });
 
 async function checkJson(project: { dir: string; machines: string }): Promise<{ code: number; report: CheckReport }> {
   const run = await hardway(project, 'certs', 'check', '--json');

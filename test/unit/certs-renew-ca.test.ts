@@ -11,14 +11,9 @@ import { renewCa } from '../../src/commands/certs-ca.ts';
 import type { CliContext } from '../../src/cli/command.ts';
 import { formatError, isExpectedError } from '../../src/errors.ts';
 import { loadInventory } from '../../src/inventory.ts';
-import { hardway, makeProject, named, opensslVerifies, snapshot } from './certs.helpers.ts';
+import { certifiedProject, hardway, named, opensslVerifies, snapshot } from './certs.helpers.ts';
 
-async function freshProject() {
-  const project = makeProject({ cluster: 'keyAlgorithm: ecdsa-p256\n' });
-  expect((await hardway(project, 'certs')).code).toBe(0);
-  expect((await hardway(project, 'kubeconfigs')).code).toBe(0);
-  return project;
-}
+const freshProject = () => certifiedProject({ kubeconfigs: true });
 
 /** One `--renew-ca` stage with the machines' answer given: resolves exit code and output, as the CLI would print them. */
 async function stage(p: { dir: string; machines: string }, behind: string[], force = false) {

@@ -9,16 +9,11 @@ import { identitiesFor } from '../../src/certs/identities.ts';
 import { renewSelection } from '../../src/certs/renew.ts';
 import { InputError } from '../../src/errors.ts';
 import { loadInventory } from '../../src/inventory.ts';
-import { hardway, makeProject, named, opensslKeyMatches, opensslVerifies, snapshot } from './certs.helpers.ts';
+import { certifiedProject, hardway, makeProject, named, opensslKeyMatches, opensslVerifies, snapshot } from './certs.helpers.ts';
 
 const EC = 'keyAlgorithm: ecdsa-p256\n';
 
-async function freshProject() {
-  const project = makeProject({ cluster: EC });
-  expect((await hardway(project, 'certs')).code).toBe(0);
-  expect((await hardway(project, 'kubeconfigs')).code).toBe(0);
-  return project;
-}
+const freshProject = () => certifiedProject({ cluster: EC, kubeconfigs: true });
 
 /** The files of pki/ whose bytes differ between two snapshots. */
 function changedFiles(before: ReturnType<typeof snapshot>, after: ReturnType<typeof snapshot>): string[] {

@@ -6,18 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { X509Certificate } from 'node:crypto';
 import { ensureCertificates } from '../../src/certs/ensure.ts';
 import { loadInventory } from '../../src/inventory.ts';
-import { EXAMPLE_MACHINES, hardway, issuedAt, makeProject, named, opensslVerifies, snapshot } from './certs.helpers.ts';
+import { certifiedProject, EXAMPLE_MACHINES, hardway, issuedAt, makeProject, named, opensslVerifies, snapshot } from './certs.helpers.ts';
 
 const ALL = ['ca', 'etcd-ca', 'admin', 'node-0/kubelet', 'node-1/kubelet', 'kube-proxy', 'kube-controller-manager', 'kube-scheduler',
   'kube-api-server', 'service-accounts', 'server/etcd-server', 'etcd-client'];
 const EC = 'keyAlgorithm: ecdsa-p256\n';
 
-async function freshProject(cluster = EC) {
-  const project = makeProject({ cluster });
-  const first = await hardway(project, 'certs');
-  expect(first.code).toBe(0);
-  return project;
-}
+const freshProject = (cluster = EC) => certifiedProject({ cluster });
 
 describe('hardway certs, run again', () => {
   it('a second run keeps everything and every file stays byte-identical', async () => {

@@ -9,6 +9,7 @@ import { caIdentities, identitiesFor, profileOf } from '../../src/certs/identiti
 import { issueCertificate } from '../../src/certs/issue.ts';
 import { keyFromPem } from '../../src/certs/keys.ts';
 import { loadInventory } from '../../src/inventory.ts';
+import { expect } from 'vitest';
 import { runCli, type CliRun } from '../helpers/cli.ts';
 
 /** The example cluster of the tutorial: one server, two workers. */
@@ -26,6 +27,16 @@ export function makeProject(opts: { machines?: string; cluster?: string } = {}):
   writeFileSync(machines, opts.machines ?? EXAMPLE_MACHINES);
   if (opts.cluster !== undefined) writeFileSync(join(dir, 'cluster.yaml'), opts.cluster);
   return { dir, machines };
+}
+
+/** A temporary project (ECDSA keys unless `cluster` says otherwise) after `hardway certs`, and `kubeconfigs` if asked; each run must succeed. */
+export async function certifiedProject(opts: { cluster?: string; machines?: string; kubeconfigs?: boolean } = {}): Promise<{ dir: string; machines: string }> {
+  const project = makeProject({ cluster: opts.cluster ?? 'keyAlgorithm: ecdsa-p256\n', ...(opts.machines ? { machines: opts.machines } : {}) });
+  for (const cmd of opts.kubeconfigs ? ['certs', 'kubeconfigs'] : ['certs']) {
+    const run = await hardway(project, cmd);
+    expect(run.code, run.stderr).toBe(0);
+  }
+  return project;
 }
 
 /** Runs `hardway <args> --machines <project>/machines.txt` in-process. */

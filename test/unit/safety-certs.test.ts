@@ -7,10 +7,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkCertificates } from '../../src/certs/check.ts';
 import { loadInventory } from '../../src/inventory.ts';
-import { hardway, issuedAt, makeProject, named, snapshot } from './certs.helpers.ts';
+import { certifiedProject, hardway, issuedAt, named, snapshot } from './certs.helpers.ts';
 import { failedCleanly } from './safety.helpers.ts';
 
-const EC = 'keyAlgorithm: ecdsa-p256\n';
 const DAY = 86_400_000;
 
 /** Rewrites a PEM certificate's public-key algorithm (id-ecPublicKey) into an OID nobody knows. */
@@ -23,11 +22,7 @@ function breakKeyAlgorithm(file: string): void {
   writeFileSync(file, `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`);
 }
 
-async function issued(): Promise<{ dir: string; machines: string }> {
-  const p = makeProject({ cluster: EC });
-  expect((await hardway(p, 'certs')).code).toBe(0);
-  return p;
-}
+const issued = () => certifiedProject();
 
 describe('a certificate with a malformed key-algorithm field (item 6)', () => {
   it('a leaf: certs check reports it unreadable (exit 1, one JSON object), kubeconfigs names it, certs reissues it', async () => {
@@ -90,8 +85,7 @@ describe('an expired CA (item 9)', () => {
 
 describe('certs --renew NAME means one thing (item 10)', () => {
   it('with a machine named admin: admin is the certificate, admin/kubelet the machine\'s own', async () => {
-    const p = makeProject({ cluster: EC, machines: '10.240.0.10 server.kubernetes.local server\n10.240.0.20 admin.kubernetes.local admin 10.200.0.0/24\n' });
-    expect((await hardway(p, 'certs')).code).toBe(0);
+    const p = await certifiedProject({ machines: '10.240.0.10 server.kubernetes.local server\n10.240.0.20 admin.kubernetes.local admin 10.200.0.0/24\n' });
     const cert = await hardway(p, 'certs', '--renew', 'admin');
     expect(cert.code, cert.stderr).toBe(0);
     expect(named(cert, 'reissued')).toEqual(['admin']);

@@ -19,35 +19,38 @@ afterEach(() => {
   for (const m of mounts.splice(0)) m.unmount();
 });
 
+/** A project (machines.txt, and cluster.yaml if given) on a tmpfs of `sizeKb` KiB, then filled up but for `freePages` pages. */
+function projectOnFullDisk(sizeKb: number, freePages: number, cluster?: string): string {
+  const m = tmpfs(sizeKb);
+  mounts.push(m);
+  writeFileSync(join(m.dir, 'machines.txt'), EXAMPLE_MACHINES);
+  if (cluster !== undefined) writeFileSync(join(m.dir, 'cluster.yaml'), cluster);
+  fillUp(m.dir, freePages);
+  return m.dir;
+}
+
 /** Every file of pki/, recursively. */
 const pkiFiles = (dir: string) => (existsSync(join(dir, 'pki')) ? filesUnder(join(dir, 'pki')) : []);
 
 describe('no space left on the device (ENOSPC)', () => {
   it('certs stops with exit 1 naming the file; no key is left without its certificate, no temp file', async () => {
-    const m = tmpfs(256);
-    mounts.push(m);
-    writeFileSync(join(m.dir, 'machines.txt'), EXAMPLE_MACHINES);
-    writeFileSync(join(m.dir, 'cluster.yaml'), EC);
     // Room for a few files only: the CAs fit, the leaves do not.
-    fillUp(m.dir, 6);
-    const run = await runCli(['certs'], m.dir);
+    const dir = projectOnFullDisk(256, 6, EC);
+    const run = await runCli(['certs'], dir);
     failedCleanly(run, 1, /: no space left on the device \(ENOSPC on write\)$/);
     expect(run.stderr).toContain('hint: free some space on that file system');
-    const files = pkiFiles(m.dir);
+    const files = pkiFiles(dir);
     for (const key of files.filter((f) => f.endsWith('.key'))) expect(files, key).toContain(key.replace(/\.key$/, '.crt'));
     expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
-    expect(readdirSync(m.dir).filter((f) => f.includes('.hardway.lock'))).toEqual([]);
+    expect(readdirSync(dir).filter((f) => f.includes('.hardway.lock'))).toEqual([]);
   });
 
   it('a lock that cannot be written is exit 1 naming it, and leaves no .hardway.lock.*.tmp behind', async () => {
-    const m = tmpfs(64);
-    mounts.push(m);
-    writeFileSync(join(m.dir, 'machines.txt'), EXAMPLE_MACHINES);
-    fillUp(m.dir, 0);
-    const run = await runCommand('pin-hosts', [], m.dir, fakeCluster(inventoryOf()));
+    const dir = projectOnFullDisk(64, 0);
+    const run = await runCommand('pin-hosts', [], dir, fakeCluster(inventoryOf()));
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(/^error: \S*\.hardway\.lock: no space left on the device/);
-    expect(readdirSync(m.dir).sort()).toEqual(['filler', 'machines.txt']);
+    expect(readdirSync(dir).sort()).toEqual(['filler', 'machines.txt']);
   });
 });
 

@@ -1,16 +1,24 @@
 // Issue 24, items 1-3: no link inside the project leads a write, or a chmod, outside it. render
 // --out, pki/ (certs, kubeconfigs) and logs/ refuse a link where they write (exit 2, naming it),
 // and nothing lands on the link's target; render's directories are 0755 at most under any umask.
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
-import { hardway, makeProject, snapshot } from './certs.helpers.ts';
+import { certifiedProject, hardway, makeProject, snapshot } from './certs.helpers.ts';
 import { fakeCluster, inventoryOf, projectDir, runCommand } from './engine.helpers.ts';
 import { failedCleanly, filesUnder, outside } from './safety.helpers.ts';
 
 const EC = 'keyAlgorithm: ecdsa-p256\n';
 const mode = (p: string) => statSync(p).mode & 0o777;
+
+/** Moves `dir/rel` to a directory outside the project and leaves a link to it in its place; returns where it went. */
+function linkedOut(dir: string, rel: string): string {
+  const elsewhere = join(outside(), basename(rel));
+  renameSync(join(dir, rel), elsewhere);
+  symlinkSync(elsewhere, join(dir, rel));
+  return elsewhere;
+}
 
 describe('render --out never writes through a link (item 1)', () => {
   it('a linked file inside DIR: refused, its target untouched, nothing written', async () => {
@@ -54,8 +62,7 @@ describe('render --out never writes through a link (item 1)', () => {
 
 describe('no write under pki/ leaves pki/ (item 2)', () => {
   it('a linked pki/machines/<host>: certs and kubeconfigs refuse it, nothing lands on its target, pki/ unchanged', async () => {
-    const p = makeProject({ cluster: EC });
-    expect((await hardway(p, 'certs')).code).toBe(0);
+    const p = await certifiedProject();
     const target = outside();
     rmSync(join(p.dir, 'pki/machines/node-0'), { recursive: true });
     symlinkSync(target, join(p.dir, 'pki/machines/node-0'));
@@ -80,13 +87,9 @@ describe('no write under pki/ leaves pki/ (item 2)', () => {
   });
 
   it('a file of pki/ that is a link is never written through (--renew replaces nothing outside)', async () => {
-    const p = makeProject({ cluster: EC });
-    expect((await hardway(p, 'certs')).code).toBe(0);
-    const elsewhere = join(outside(), 'admin.crt');
-    copyFileSync(join(p.dir, 'pki/admin.crt'), elsewhere);
+    const p = await certifiedProject();
+    const elsewhere = linkedOut(p.dir, 'pki/admin.crt');
     const original = readFileSync(elsewhere, 'utf8');
-    rmSync(join(p.dir, 'pki/admin.crt'));
-    symlinkSync(elsewhere, join(p.dir, 'pki/admin.crt'));
     failedCleanly(await hardway(p, 'certs', '--renew', 'admin'), 2, `${join(p.dir, 'pki/admin.crt')} is a symbolic link (to ${elsewhere}): hardway never writes through a link`);
     expect(readFileSync(elsewhere, 'utf8')).toBe(original);
   });
@@ -94,13 +97,9 @@ describe('no write under pki/ leaves pki/ (item 2)', () => {
 
 describe('chmod never follows a link (item 3)', () => {
   it('a key of pki/ linked to a 0644 file outside: refused, the outside file keeps its mode', async () => {
-    const p = makeProject({ cluster: EC });
-    expect((await hardway(p, 'certs')).code).toBe(0);
-    const elsewhere = join(outside(), 'admin.key');
-    copyFileSync(join(p.dir, 'pki/admin.key'), elsewhere);
+    const p = await certifiedProject();
+    const elsewhere = linkedOut(p.dir, 'pki/admin.key');
     chmodSync(elsewhere, 0o644);
-    rmSync(join(p.dir, 'pki/admin.key'));
-    symlinkSync(elsewhere, join(p.dir, 'pki/admin.key'));
     const run = await hardway(p, 'certs');
     failedCleanly(run, 2, `${join(p.dir, 'pki/admin.key')} is a symbolic link (to ${elsewhere}), whose target is mode 0644, must be 0600; hardway does not change a mode through a link`);
     expect(run.stdout).not.toContain('fixed mode');
