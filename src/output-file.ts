@@ -63,7 +63,7 @@ export function describeEntry(path: string, st: Stats): string {
 
 /**
  * Checks (and with `create`, makes) the directories from the root down to `relDir`: each one
- * absent (made 'dirMode' when creating) or a real directory. A link, or anything else where a
+ * absent (made with `dirMode` when creating) or a real directory. A link, or anything else where a
  * directory belongs, is an InputError naming it. Without `create`, the walk stops at the first
  * absent directory. Returns the absolute path of `relDir`.
  */
