@@ -11,6 +11,8 @@ import type { Change, ChangeStep, StepContext, VerifyContext } from '../engine/t
 import type { Inventory } from '../inventory.ts';
 import { parseKubernetesVersion } from '../render/kubernetes-version.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL, dnsObjects, type DnsObject } from '../dns/manifest.ts';
+import { corednsImage } from '../dns/image.ts';
+import { COREDNS_IMAGE } from '../images/names.ts';
 import { localKubectl } from './support/api.ts';
 import { findObject, holdsFields, objectItems, readLiveObjects, type KubeObject } from './support/cluster-objects.ts';
 import { kubernetesToRender } from './support/kubernetes-version.ts';
@@ -72,8 +74,12 @@ export const dnsStep: ChangeStep = {
     const timeoutS = Math.max(numberOption(ctx.options, 'ready-timeout'), 60);
     const r = await ctx.facts.query(localKubectl(sh`rollout status deployment/${DNS_DEPLOYMENT} -n ${DNS_NAMESPACE} --timeout=${`${timeoutS}s`}`, timeoutS + 10), { timeoutMs: (timeoutS + 20) * 1000 });
     if (r.code !== 0) {
-      throw new FailureError(`CoreDNS did not become available within ${timeoutS}s: ${(r.stderr || r.stdout).trim().split('\n').pop()}`,
-        'run "hardway doctor": it names the pods that do not start and why');
+      const pods = await ctx.facts.query(localKubectl(sh`get pods -n ${DNS_NAMESPACE} -l ${DNS_POD_LABEL} -o json`, 10));
+      const why = pods.code === 0 ? podProblems(objectItems<PodObject>(pods.stdout)).map((p) => `${p.name} on ${p.node || 'no node'}: ${p.why}`) : [];
+      const image = corednsImage(ctx.inventory.settings, clusterMinor(ctx.inventory));
+      const offline = image === COREDNS_IMAGE && why.some((w) => /ErrImagePull|ImagePullBackOff/.test(w));
+      throw new FailureError(`CoreDNS did not become available within ${timeoutS}s: ${(r.stderr || r.stdout).trim().split('\n').pop()}${why.length ? `\n  - ${why.join('\n  - ')}` : ''}`,
+        offline ? `${image} is built offline: run "hardway build-images", then "hardway images" (or "hardway up")` : 'run "hardway doctor": it names the pods that do not start and why');
     }
   },
 };
