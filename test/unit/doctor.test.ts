@@ -186,16 +186,20 @@ describe('doctor: certificates judged on the machine\'s own clock', () => {
 });
 
 describe('doctor: parsing and reading', () => {
-  it('parses kubectl get nodes,pods -o json: Ready condition, pod CIDR, images per node', () => {
+  it('parses kubectl get nodes,pods,deployments -o json: Ready condition, pod CIDR, images per node, pods that do not run, the CoreDNS Deployment', () => {
     const json = JSON.stringify({ items: [
       { kind: 'Node', metadata: { name: 'node-0' }, spec: { podCIDR: '10.200.0.0/24' }, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'x' }] } },
       { kind: 'Node', metadata: { name: 'node-1' }, spec: {}, status: {} },
       { kind: 'Pod', metadata: { name: 'p' }, spec: { nodeName: 'node-0', containers: [{ image: 'localhost:5001/hardway/web:1' }] } },
-      { kind: 'Pod', metadata: { name: 'pending' }, spec: { containers: [{ image: 'nginx' }] } },
+      { kind: 'Pod', metadata: { name: 'pending' }, spec: { containers: [{ image: 'nginx' }] }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' }] } },
+      { kind: 'Deployment', metadata: { name: 'coredns', namespace: 'kube-system' }, spec: { replicas: 2 }, status: { readyReplicas: 1 } },
+      { kind: 'Deployment', metadata: { name: 'coredns', namespace: 'default' }, spec: { replicas: 5 }, status: {} },
     ] });
     expect(parseNodesAndPods(json)).toEqual({
       nodes: [{ name: 'node-0', ready: 'False', reason: 'KubeletNotReady', message: 'x', podCidr: '10.200.0.0/24' }, { name: 'node-1', ready: '' }],
       podImages: [{ node: 'node-0', image: 'localhost:5001/hardway/web:1' }],
+      podProblems: [{ name: 'pending', namespace: 'default', node: '', labels: {}, trouble: 'pending', why: 'Unschedulable: 0/2 nodes are available' }],
+      dnsDeployment: { replicas: 2, ready: 1 },
     });
   });
 

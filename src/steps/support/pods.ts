@@ -36,6 +36,7 @@ export interface PodProblem {
   name: string;
   namespace: string;
   node: string;
+  labels: Record<string, string>;
   trouble: PodTrouble;
   /** The container's reason and message, or the last crash's (its log's last lines with FallbackToLogsOnError). */
   why: string;
@@ -51,7 +52,7 @@ function lastWords(t: ContainerState['terminated']): string {
 export function podProblems(pods: readonly PodObject[]): PodProblem[] {
   return pods.flatMap((p): PodProblem[] => {
     if (p.metadata.deletionTimestamp || p.status?.phase === 'Succeeded') return [];
-    const base = { name: p.metadata.name, namespace: p.metadata.namespace ?? 'default', node: p.spec?.nodeName ?? '' };
+    const base = { name: p.metadata.name, namespace: p.metadata.namespace ?? 'default', node: p.spec?.nodeName ?? '', labels: p.metadata.labels ?? {} };
     const statuses = p.status?.containerStatuses ?? [];
     for (const c of statuses) {
       const waiting = c.state?.waiting;
