@@ -18,6 +18,8 @@ export interface BreakEnv {
   machine: Machine;
   /** Runs a command on the machine; throws a CommandError naming machine, command and stderr. */
   exec(cmd: Command): Promise<string>;
+  /** Runs kubectl with these arguments against the cluster's API (admin kubeconfig, on the first control plane). */
+  kubectl(args: Command): Promise<string>;
   /** Writes a file on the machine (temp file + rename). */
   upload(path: string, content: string, mode: number): Promise<void>;
   /** Stops the machine (clean shutdown of its systemd-nspawn). */
@@ -42,6 +44,10 @@ export interface Scenario {
   /** Makes the fault; returns what it did, one line per change. */
   apply(env: BreakEnv): Promise<string[]>;
 }
+
+/** What systemd-resolved writes as its stub resolver file (the one /etc/resolv.conf links to on Ubuntu), for dns-loop. */
+export const STUB_RESOLV_CONF = '/run/systemd/resolve/stub-resolv.conf';
+const STUB_CONTENT = '# This is /run/systemd/resolve/stub-resolv.conf managed by man:systemd-resolved(8).\nnameserver 127.0.0.53\noptions edns0 trust-ad\nsearch .\n';
 
 /** The image mirror-missing puts into the node's cache first: the trap that hides a broken mirror. */
 export const CACHED_IMAGE = `${LAB_REGISTRY_NAME}/${repositoryOf(WEB_IMAGE)}`;
@@ -149,6 +155,37 @@ export const SCENARIOS: Scenario[] = [
       await env.upload(WORKER.kubeletKubeconfig, kubeconfig, 0o600);
       await env.exec(sh`systemctl restart kubelet`);
       return [`installed an expired certificate as ${WORKER.kubeletCrt} and in ${WORKER.kubeletKubeconfig}`, 'restarted the kubelet'];
+    },
+  },
+  {
+    name: 'dns-loop',
+    breaks: `points the kubelet's resolvConf at a local stub resolver (${STUB_RESOLV_CONF}: nameserver 127.0.0.53, as systemd-resolved's), then restarts the kubelet and the CoreDNS pods on the node`,
+    sees: 'the CoreDNS pod there crash-loops, its log says "Loop (127.0.0.1:... -> :53) detected"; the other replica keeps answering until it meets the same trap',
+    roles: ['worker'],
+    doctor: { check: 'kubelet-dns', fix: 'hardway up --only kubelet --only dns' },
+    async apply(env) {
+      await env.upload(STUB_RESOLV_CONF, STUB_CONTENT, 0o644);
+      await env.exec(sh`sed -i ${`s|^resolvConf: .*|resolvConf: "${STUB_RESOLV_CONF}"|`} ${WORKER.kubeletConfig} && systemctl restart kubelet`);
+      // A pod keeps the resolver file it started with: only CoreDNS pods started now get the stub.
+      const pods = (await env.kubectl(sh`get pods -n kube-system -l k8s-app=kube-dns -o jsonpath=${'{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}'}`))
+        .split('\n').map((l) => l.trim().split(' ')).filter((p) => p[0]);
+      const here = pods.filter((p) => p[1] === env.machine.hostname).map((p) => p[0]!);
+      // None on this node: one from elsewhere, whose replacement the scheduler prefers to put where no CoreDNS runs.
+      const restart = here.length ? here : pods.slice(0, 1).map((p) => p[0]!);
+      if (restart.length) await env.kubectl(sh`delete pod ${restart} -n kube-system --wait=false`);
+      return [`wrote ${STUB_RESOLV_CONF} (nameserver 127.0.0.53)`, `set resolvConf: "${STUB_RESOLV_CONF}" in ${WORKER.kubeletConfig} and restarted the kubelet`,
+        ...restart.map((p) => `deleted CoreDNS pod ${p}: its replacement starts with the stub resolver`)];
+    },
+  },
+  {
+    name: 'dns-down',
+    breaks: 'scales the CoreDNS Deployment to 0 replicas, as a mistaken `kubectl scale` or a deleted add-on does',
+    sees: 'every node stays Ready and pods run; nothing in a pod finds a Service by its name (nslookup kubernetes.default times out), while addresses still work',
+    roles: ['control-plane'],
+    doctor: { check: 'dns', fix: 'hardway dns --node NODE' },
+    async apply(env) {
+      await env.kubectl(sh`scale deployment coredns -n kube-system --replicas=0`);
+      return ['scaled deployment kube-system/coredns to 0 replicas'];
     },
   },
 ];
