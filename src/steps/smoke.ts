@@ -91,7 +91,7 @@ export const smokeStep: ActionStep = {
     const serviceIp = (await run('reading the Service address', kubectl(sh`get service ${SMOKE_NAME} -o jsonpath={.spec.clusterIP}`))).trim();
     await run('removing the last run\'s DNS client pods', kubectl(sh`delete pods -l ${`app=${SMOKE_NAME}-dns`} --ignore-not-found --wait=true`));
     const workers = ctx.inventory.workers.map((w) => w.hostname);
-    for (const w of workers) await run(`starting a DNS client pod on ${w}`, kubectl(clientPodArgs(ctx.inventory, SMOKE_NAME, w, image)));
+    for (const w of workers) await run(`starting a DNS client pod on ${w}`, kubectl(clientPodArgs(ctx.inventory, { name: SMOKE_NAME, address: serviceIp }, w, image)));
     const problems: string[] = [];
     for (const w of workers) {
       const output = await run(`the DNS client pod on ${w}`, bash(podOutput(clientPod(SMOKE_NAME, w), 120)));

@@ -17,10 +17,10 @@ export const clientPod = (smokeName: string, worker: string) => `${smokeName}-dn
  * The kubectl arguments that start the client pod on `worker` (pinned there with nodeName, so the
  * scheduler cannot put both on one node), running `image`'s sh with the client program.
  */
-export function clientPodArgs(inv: Inventory, smokeName: string, worker: string, image: string): Command {
+export function clientPodArgs(inv: Inventory, smoke: { name: string; address: string }, worker: string, image: string): Command {
   const domain = inv.settings.clusterDomain;
   const overrides = JSON.stringify({ apiVersion: 'v1', spec: { nodeName: worker } });
-  return sh`run ${clientPod(smokeName, worker)} --image=${image} --restart=Never --labels=${`app=${smokeName}-dns`} --overrides=${overrides} --command -- sh -c ${CLIENT} sh ${`kubernetes.default.svc.${domain}`} ${`${smokeName}.default.svc.${domain}`} ${smokeName}`;
+  return sh`run ${clientPod(smoke.name, worker)} --image=${image} --restart=Never --labels=${`app=${smoke.name}-dns`} --overrides=${overrides} --command -- sh -c ${CLIENT} sh ${`kubernetes.default.svc.${domain}`} ${inv.serviceIp} ${`${smoke.name}.default.svc.${domain}`} ${smoke.address} ${smoke.name}`;
 }
 
 /** What one client pod found, against what it should have found: one line per check that failed. */
