@@ -167,8 +167,8 @@ export const SCENARIOS: Scenario[] = [
       await env.upload(STUB_RESOLV_CONF, STUB_CONTENT, 0o644);
       await env.exec(sh`sed -i ${`s|^resolvConf: .*|resolvConf: "${STUB_RESOLV_CONF}"|`} ${WORKER.kubeletConfig} && systemctl restart kubelet`);
       // A pod keeps the resolver file it started with: only CoreDNS pods started now get the stub.
-      const pods = (await env.kubectl(sh`get pods -n kube-system -l k8s-app=kube-dns -o jsonpath=${'{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}'}`))
-        .split('\n').map((l) => l.trim().split(' ')).filter((p) => p[0]);
+      const pods = (await env.kubectl(sh`get pods -n kube-system -l k8s-app=kube-dns --no-headers -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName`))
+        .split('\n').map((l) => l.trim().split(/\s+/)).filter((p) => p[0]);
       const here = pods.filter((p) => p[1] === env.machine.hostname).map((p) => p[0]!);
       // None on this node: one from elsewhere, whose replacement the scheduler prefers to put where no CoreDNS runs.
       const restart = here.length ? here : pods.slice(0, 1).map((p) => p[0]!);
