@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { holderAlive, tryLockFile, type LockDeps } from '../engine/lock.ts';
+import { PreconditionError } from '../errors.ts';
+import { tryLocal } from '../transport/local.ts';
 
 /** The part of every build record this module checks: each built file's SHA-256 and size. */
 export interface BuiltFiles {
@@ -67,5 +69,17 @@ export async function withBuildLock<T>(lockFile: string, what: string, log: (lin
       said = true;
     }
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));
+  }
+}
+
+/** Checks that each tool (command name -> Debian package) is installed; a PreconditionError names the packages missing for `what`. */
+export async function requireTools(tools: Record<string, string>, what: string): Promise<void> {
+  const missing: string[] = [];
+  for (const [tool, pkg] of Object.entries(tools)) {
+    if ((await tryLocal`sh -c ${`command -v ${tool}`}`).code !== 0) missing.push(pkg);
+  }
+  if (missing.length > 0) {
+    throw new PreconditionError(`${what} needs Debian packages that are not installed: ${missing.join(', ')}`,
+      `run "apt-get install -y ${missing.join(' ')}" (as root), or scripts/setup.sh, and try again`);
   }
 }

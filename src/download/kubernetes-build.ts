@@ -7,8 +7,9 @@
 // or failed build leaves nothing a rerun would trust.
 import { copyFile, mkdir, rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FailureError, PreconditionError } from '../errors.ts';
-import { commitBuild, GO_BUILD_CACHE, readBuildRecord, withBuildLock } from './build-cache.ts';
+import { FailureError } from '../errors.ts';
+import { hostArch } from './arch.ts';
+import { commitBuild, GO_BUILD_CACHE, readBuildRecord, requireTools, withBuildLock } from './build-cache.ts';
 import { downloadsIn, hashFile } from './cache.ts';
 import { kubernetesSource, unpackKubernetesSource, type KubernetesSource } from './kubernetes-source.ts';
 import { runLongBuild } from './long-build.ts';
@@ -58,7 +59,7 @@ export async function buildServerBinaries(opts: BuildOptions): Promise<BuiltBina
   };
   const cached = await fromCache();
   if (cached) return cached;
-  await requireTools();
+  await requireTools(BUILD_TOOLS, 'building the Kubernetes server binaries');
   await mkdir(root, { recursive: true });
   return withBuildLock(`${final}.lock`, `the Kubernetes ${src.version} server binaries`, opts.log, async () => {
     // Built by the process this one waited for: take it from the cache.
@@ -121,7 +122,7 @@ async function build(src: KubernetesSource, work: string, opts: BuildOptions): P
   for (const name of SERVER_BINARIES) {
     const built = join(tree, '_output/local/bin/linux', opts.arch, name);
     await copyFile(built, join(work, 'bin', name));
-    if (opts.arch === (await nativeArch())) await checkVersion(join(work, 'bin', name), version);
+    if (opts.arch === (await hostArch())) await checkVersion(join(work, 'bin', name), version);
     files[name] = { sha256: await hashFile(join(work, 'bin', name), 'sha256'), size: (await stat(built)).size };
   }
   opts.log(`  built ${SERVER_BINARIES.length} binaries in ${Math.round((Date.now() - started) / 1000)} s`);
@@ -132,21 +133,6 @@ async function checkVersion(binary: string, version: string): Promise<void> {
   const r = await tryLocal`${binary} --version`;
   if (!r.stdout.includes(`Kubernetes ${version}`)) {
     throw new FailureError(`the built ${binary} reports "${(r.stdout + r.stderr).trim().split('\n')[0]}", not Kubernetes ${version}`);
-  }
-}
-
-async function nativeArch(): Promise<string> {
-  return (await tryLocal`dpkg --print-architecture`).stdout.trim();
-}
-
-async function requireTools(): Promise<void> {
-  const missing: string[] = [];
-  for (const [tool, pkg] of Object.entries(BUILD_TOOLS)) {
-    if ((await tryLocal`sh -c ${`command -v ${tool}`}`).code !== 0) missing.push(pkg);
-  }
-  if (missing.length > 0) {
-    throw new PreconditionError(`building the Kubernetes server binaries needs Debian packages that are not installed: ${missing.join(', ')}`,
-      `run "apt-get install -y ${missing.join(' ')}" (as root), or scripts/setup.sh, and try again`);
   }
 }
 
