@@ -5,11 +5,11 @@
 // package (keyed by the .dsc's SHA-256 from the signed index), in a temporary directory renamed
 // into the cache only when every binary ran and reported the expected version, so an interrupted
 // or failed build leaves nothing a rerun would trust.
-import { copyFile, mkdir, rm, stat, symlink } from 'node:fs/promises';
+import { copyFile, mkdir, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import { hostArch } from './arch.ts';
-import { commitBuild, GO_BUILD_CACHE, readBuildRecord, requireTools, withBuildLock } from './build-cache.ts';
+import { cachedBuild, GO_BUILD_CACHE, requireTools } from './build-cache.ts';
 import { downloadsIn, hashFile } from './cache.ts';
 import { kubernetesSource, unpackKubernetesSource, type KubernetesSource } from './kubernetes-source.ts';
 import { runLongBuild } from './long-build.ts';
@@ -52,35 +52,17 @@ export async function buildServerBinaries(opts: BuildOptions): Promise<BuiltBina
   const root = join(opts.cacheRoot, 'kubernetes-build');
   const src = await kubernetesSource(opts.cacheRoot);
   const final = join(root, `${src.pkg.dsc.sha256}-${opts.arch}`);
-  const fromCache = async () => {
-    const cached = await readBuildRecord<BuildRecord>(final);
-    if (cached) opts.log(`  kubernetes ${cached.version} server binaries: built before from Debian source ${src.pkg.version} (cached)`);
-    return cached && binariesOf(final, cached);
-  };
-  const cached = await fromCache();
-  if (cached) return cached;
-  await requireTools(BUILD_TOOLS, 'building the Kubernetes server binaries');
-  await mkdir(root, { recursive: true });
-  return withBuildLock(`${final}.lock`, `the Kubernetes ${src.version} server binaries`, opts.log, async () => {
-    // Built by the process this one waited for: take it from the cache.
-    const built = await fromCache();
-    if (built) return built;
-    // The same directory for every build of this source: Go's build cache keys include the paths the
-    // compiler is given (-trimpath), so a new path each time would never hit the cache.
-    const work = join(root, `.work-${src.pkg.dsc.sha256.slice(0, 12)}-${opts.arch}`);
-    try {
-      await rm(work, { recursive: true, force: true }); // what an interrupted build left: never trusted
-      const record = await build(src, work, opts);
-      // The finished directory: binaries plus build.json, renamed into place in one step.
-      const out = join(work, 'out');
-      await mkdir(out);
+  const record = await cachedBuild<BuildRecord>({
+    final, work: join(root, `.work-${src.pkg.dsc.sha256.slice(0, 12)}-${opts.arch}`), what: `the Kubernetes ${src.version} server binaries`, log: opts.log,
+    cachedLine: (r) => `  kubernetes ${r.version} server binaries: built before from Debian source ${src.pkg.version} (cached)`,
+    prepare: () => requireTools(BUILD_TOOLS, 'building the Kubernetes server binaries'),
+    build: async (work, out) => {
+      const r = await build(src, work, opts);
       for (const name of SERVER_BINARIES) await copyFile(join(work, 'bin', name), join(out, name));
-      await commitBuild(out, final, record);
-      return binariesOf(final, record);
-    } finally {
-      await rm(work, { recursive: true, force: true });
-    }
+      return r;
+    },
   });
+  return binariesOf(final, record);
 }
 
 async function build(src: KubernetesSource, work: string, opts: BuildOptions): Promise<BuildRecord> {

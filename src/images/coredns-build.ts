@@ -9,9 +9,10 @@ import { FailureError } from '../errors.ts';
 import { extractDeb } from '../download/archive.ts';
 import { hostArch } from '../download/arch.ts';
 import { aptFor, showPackages, type AptContext, type DebInfo } from '../download/apt.ts';
-import { commitBuild, GO_BUILD_CACHE, readBuildRecord, requireTools, withBuildLock, type BuiltFiles } from '../download/build-cache.ts';
+import { cachedBuild, GO_BUILD_CACHE, requireTools, type BuiltFiles } from '../download/build-cache.ts';
 import { downloadsIn, findVerified, hashFile } from '../download/cache.ts';
 import { fetchDebs } from '../download/debian.ts';
+import { formatBytes } from '../download/progress.ts';
 import { kubernetesSource, unpackKubernetesSource, type KubernetesSource } from '../download/kubernetes-source.ts';
 import { runLongBuild } from '../download/long-build.ts';
 import { runLocal, tryLocal } from '../transport/local.ts';
@@ -68,29 +69,13 @@ export async function buildCoredns(opts: CorednsBuildOptions): Promise<CorednsBi
   const key = buildKey(inputs);
   const root = join(opts.cacheRoot, 'coredns-build');
   const final = join(root, `${COREDNS_VERSION.slice(1)}-${opts.arch}-${key.slice(0, 16)}`);
-  const fromCache = async () => {
-    const record = await readBuildRecord<CorednsRecord>(final);
-    if (record?.key !== key) return undefined;
-    opts.log(`  coredns ${COREDNS_VERSION} (${opts.arch}): built before from the same inputs (cached)`);
-    return { path: join(final, 'coredns'), record };
-  };
-  const cached = await fromCache();
-  if (cached) return cached;
-  await mkdir(root, { recursive: true });
-  return withBuildLock(`${final}.lock`, `CoreDNS ${COREDNS_VERSION} (${opts.arch})`, opts.log, async () => {
-    const built = await fromCache(); // by the process this one waited for
-    if (built) return built;
-    // One directory per key: a rerun after a failure compiles at the same paths.
-    const work = join(root, `.work-${key.slice(0, 16)}`);
-    try {
-      await rm(work, { recursive: true, force: true }); // what an interrupted build left: never trusted
-      const record = await build({ ...opts, src, apt, debs, inputs, key, work });
-      await commitBuild(join(work, 'out'), final, record);
-      return { path: join(final, 'coredns'), record };
-    } finally {
-      await rm(work, { recursive: true, force: true });
-    }
+  const record = await cachedBuild<CorednsRecord>({
+    final, work: join(root, `.work-${key.slice(0, 16)}`), what: `CoreDNS ${COREDNS_VERSION} (${opts.arch})`, log: opts.log,
+    accept: (r) => r.key === key,
+    cachedLine: () => `  coredns ${COREDNS_VERSION} (${opts.arch}): built before from the same inputs (cached)`,
+    build: (work, out) => build({ ...opts, src, apt, debs, inputs, key, work, out }),
   });
+  return { path: join(final, 'coredns'), record };
 }
 
 interface BuildContext extends CorednsBuildOptions {
@@ -100,12 +85,13 @@ interface BuildContext extends CorednsBuildOptions {
   inputs: CorednsInputs;
   key: string;
   work: string;
+  out: string;
 }
 
 async function build(c: BuildContext): Promise<CorednsRecord> {
   const started = Date.now();
   const step = (line: string) => c.log(`    [${Math.round((Date.now() - started) / 1000)} s] ${line}`);
-  c.log(`  coredns ${COREDNS_VERSION} (${c.arch}): building from source with ${c.inputs.goVersion.replace(/^go version /, '')} (about 4 minutes on 2 cores, once)`);
+  c.log(`  coredns ${COREDNS_VERSION} (${c.arch}): building from source with ${c.inputs.goVersion.replace(/^go version /, '')} (2 to 4 minutes on 2 cores the first time, seconds with Go's build cache)`);
   const cache = downloadsIn(c.cacheRoot);
   const tree = await unpackKubernetesSource(c.src, join(c.work, 'src'), cache, c.log, ['vendor', 'staging/src/k8s.io']);
   const libraries = await fetchLibraries(c.apt, c.debs, cache, c.log);
@@ -133,8 +119,7 @@ async function build(c: BuildContext): Promise<CorednsRecord> {
   // The generator runs here, so for this machine; the binary is for the machines (GOARCH below).
   await runLocal('env', [...Object.entries(goEnv).map(([k, v]) => `${k}=${v}`), 'go', 'run', 'directives_generate.go'], { cwd: dir });
   step(`plugin list generated: ${COREDNS_PLUGINS.join(', ')}`);
-  await mkdir(join(c.work, 'out'));
-  const binary = join(c.work, 'out', 'coredns');
+  const binary = join(c.out, 'coredns');
   let compiled = 0;
   await runLongBuild({
     command: 'go',
@@ -148,7 +133,7 @@ async function build(c: BuildContext): Promise<CorednsRecord> {
   });
   const reports = c.arch === (await hostArch()) ? await checkVersion(binary) : `not run (built for ${c.arch})`;
   const size = (await stat(binary)).size;
-  c.log(`  built coredns ${COREDNS_VERSION} in ${Math.round((Date.now() - started) / 1000)} s: ${(size / 1024 / 1024).toFixed(1)} MB, ${reports}`);
+  c.log(`  built coredns ${COREDNS_VERSION} in ${Math.round((Date.now() - started) / 1000)} s: ${formatBytes(size)}, ${reports}`);
   return { version: COREDNS_VERSION, key: c.key, inputs: c.inputs, reports, files: { coredns: { sha256: await hashFile(binary, 'sha256'), size } } };
 }
 
