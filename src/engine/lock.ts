@@ -56,6 +56,17 @@ export function holderAlive(holder: LockInfo): boolean {
   return holder.startTicks === undefined || startTicks(holder.pid) === undefined || startTicks(holder.pid) === holder.startTicks;
 }
 
+/** Takes the lock file `path` (of a project, or of a build in hardway's cache) for `command`, or returns the live holder. */
+export function tryLockFile(path: string, command: string, deps: LockDeps = { pid: process.pid, alive: holderAlive }): RunLock | { holder: LockInfo } {
+  const info: LockInfo = {
+    pid: deps.pid, host: hostname(), command, started: new Date().toISOString(),
+    ...optional('boot', bootId()), ...optional('startTicks', startTicks(deps.pid)),
+  };
+  const text = JSON.stringify(info) + '\n';
+  const holder = claim(path, text, info.host, deps, 0);
+  return holder === undefined ? lockHandle(path, text) : { holder };
+}
+
 /** Takes the project's lock or throws FailureError naming the pid and command holding it. */
 export function acquireRunLock(projectDir: string, command: string, deps: LockDeps = { pid: process.pid, alive: holderAlive }): RunLock {
   const path = join(projectDir, LOCK_FILE);
@@ -66,17 +77,6 @@ export function acquireRunLock(projectDir: string, command: string, deps: LockDe
     `another hardway run is using this project: pid ${holder.pid} on ${holder.host} ("hardway ${holder.command}", started ${holder.started})`,
     `wait for it to finish; if that process is gone from ${holder.host}, remove ${path}`,
   );
-}
-
-/** Takes the lock file `path` (of a project, or of a build in hardway's cache) for `command`, or returns the live holder. */
-export function tryLockFile(path: string, command: string, deps: LockDeps = { pid: process.pid, alive: holderAlive }): RunLock | { holder: LockInfo } {
-  const info: LockInfo = {
-    pid: deps.pid, host: hostname(), command, started: new Date().toISOString(),
-    ...optional('boot', bootId()), ...optional('startTicks', startTicks(deps.pid)),
-  };
-  const text = JSON.stringify(info) + '\n';
-  const holder = claim(path, text, info.host, deps, 0);
-  return holder === undefined ? lockHandle(path, text) : { holder };
 }
 
 /** Runs `fn` holding the project's lock, and releases it however `fn` ends. */
