@@ -91,7 +91,7 @@ interface BuildContext extends CorednsBuildOptions {
 async function build(c: BuildContext): Promise<CorednsRecord> {
   const started = Date.now();
   const step = (line: string) => c.log(`    [${Math.round((Date.now() - started) / 1000)} s] ${line}`);
-  c.log(`  coredns ${COREDNS_VERSION} (${c.arch}): building from source with ${c.inputs.goVersion.replace(/^go version /, '')} (2 to 4 minutes on 2 cores the first time, seconds with Go's build cache)`);
+  c.log(`  coredns ${COREDNS_VERSION} (${c.arch}): building from source with ${c.inputs.goVersion.split(' ')[2] ?? c.inputs.goVersion} (2 to 4 minutes on 2 cores the first time, seconds with Go's build cache)`);
   const cache = downloadsIn(c.cacheRoot);
   const tree = await unpackKubernetesSource(c.src, join(c.work, 'src'), cache, c.log, ['vendor', 'staging/src/k8s.io']);
   const libraries = await fetchLibraries(c.apt, c.debs, cache, c.log);
