@@ -32,10 +32,15 @@ const HEARTBEAT_MS = 60_000;
 /** How many of the last output lines a failure shows. */
 const TAIL_LINES = 30;
 
+/** A progress line of a build that started at `started` (ms): indented, the seconds since then first. */
+export function progressLine(started: number, line: string): string {
+  return `    [${Math.round((Date.now() - started) / 1000)} s] ${line}`;
+}
+
 /** Runs the build; resolves when it exits 0, else rejects with a FailureError holding its last lines. */
 export function runLongBuild(b: LongBuild): Promise<void> {
   const started = b.started ?? Date.now();
-  const progress = (line: string) => b.log(`    [${Math.round((Date.now() - started) / 1000)} s] ${line}`);
+  const progress = (line: string) => b.log(progressLine(started, line));
   return new Promise((resolve, reject) => {
     const child = spawn(b.command, b.args, { cwd: b.cwd, env: b.env, stdio: ['ignore', 'pipe', 'pipe'] });
     const tail: string[] = [];

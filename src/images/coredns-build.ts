@@ -14,7 +14,7 @@ import { downloadsIn, findVerified, hashFile } from '../download/cache.ts';
 import { fetchDebs } from '../download/debian.ts';
 import { formatBytes } from '../download/progress.ts';
 import { kubernetesSource, unpackKubernetesSource, type KubernetesSource } from '../download/kubernetes-source.ts';
-import { runLongBuild } from '../download/long-build.ts';
+import { progressLine, runLongBuild } from '../download/long-build.ts';
 import { runLocal, tryLocal } from '../transport/local.ts';
 import {
   buildKey, CADDY_LIBRARY, COREDNS_COMMIT, COREDNS_PLUGINS, COREDNS_VERSION, cutPluginCfg, DEBIAN_GO_LIBRARIES, fixKlogImport, gopathPlan,
@@ -90,7 +90,7 @@ interface BuildContext extends CorednsBuildOptions {
 
 async function build(c: BuildContext): Promise<CorednsRecord> {
   const started = Date.now();
-  const step = (line: string) => c.log(`    [${Math.round((Date.now() - started) / 1000)} s] ${line}`);
+  const step = (line: string) => c.log(progressLine(started, line));
   c.log(`  coredns ${COREDNS_VERSION} (${c.arch}): building from source with ${c.inputs.goVersion.split(' ')[2] ?? c.inputs.goVersion} (2 to 4 minutes on 2 cores the first time, seconds with Go's build cache)`);
   const cache = downloadsIn(c.cacheRoot);
   const tree = await unpackKubernetesSource(c.src, join(c.work, 'src'), cache, c.log, ['vendor', 'staging/src/k8s.io']);

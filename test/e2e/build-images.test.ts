@@ -118,6 +118,7 @@ describe("hardway build-images with hardway's CoreDNS (built offline from source
   }, 1_800_000);
 
   it('passes umoci; its /coredns is the cached build, static and stripped, says CoreDNS-1.8.3, and answers DNS, /health, /ready and metrics', async () => {
+    expect(existsSync(COREDNS_ARCHIVE), `the CoreDNS source archive is missing: ${COREDNS_ARCHIVE}; images/coredns.tar could not be built`).toBe(true);
     const layout = untar(bytes('coredns.tar'));
     const p = walkLayout(layout);
     expect(p.config.architecture).toBe(native);
