@@ -24,7 +24,7 @@ export const FROM_SETTINGS = 'versions.kubernetes in cluster.yaml';
  * records for the server binaries, else settings.versions.kubernetes. InputError when it is outside
  * SUPPORTED_KUBERNETES, or when downloads/ holds server binaries of different releases.
  */
-export function kubernetesToRender(inv: Inventory): KubernetesChoice {
+export function kubernetesToRender(inv: Pick<Inventory, 'dir' | 'settings'>): KubernetesChoice {
   const files = readDownloads(inv.dir)?.files ?? [];
   const found = KUBERNETES_SERVER_BINARIES.flatMap((name) => {
     const f = files.find((x) => x.path === binaryRelPath(name));
