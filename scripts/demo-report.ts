@@ -35,14 +35,23 @@ for (const step of steps) {
 line('');
 // This host does not resolve the lab's names, so kubectl is pointed at the server's address (the
 // API server's certificate carries it).
-const server = loadInventory(join(dir, 'machines.txt')).controlPlanes[0]!;
+const inventory = loadInventory(join(dir, 'machines.txt'));
+const server = inventory.controlPlanes[0]!;
 const kubectl = ['--kubeconfig', join(dir, 'pki/jumpbox.kubeconfig'), `--server=https://${server.ip}:6443`, '--request-timeout=10s'];
 line(`$ kubectl --kubeconfig pki/jumpbox.kubeconfig --server=https://${server.ip}:6443 get nodes -o wide`);
 const nodes = spawnSync('kubectl', [...kubectl, 'get', 'nodes', '-o', 'wide'], { encoding: 'utf8' });
 line((nodes.stdout || nodes.stderr || String(nodes.error)).trimEnd());
 line('');
+// A name resolved in a pod, by the cluster's DNS (CoreDNS behind the kube-dns Service).
+if (inventory.settings.dns.enabled && smoke.ok) {
+  const name = `hardway-smoke.default.svc.${inventory.settings.clusterDomain}`;
+  line(`$ kubectl exec deploy/hardway-smoke -- nslookup ${name}`);
+  const lookup = spawnSync('kubectl', [...kubectl, 'exec', 'deploy/hardway-smoke', '--', 'nslookup', name], { encoding: 'utf8' });
+  line((lookup.stdout || lookup.stderr || String(lookup.error)).trimEnd());
+  line('');
+}
 if (run.ok) {
-  line('The whole cluster is up and the smoke test passed (secret encrypted, pod, logs, exec, port-forward, NodePort).');
+  line('The whole cluster is up and the smoke test passed (secret encrypted, pod, logs, exec, port-forward, NodePort, names in pods).');
 } else {
   line('Not everything could run: see the reasons above. Fix the cause and rerun; every step keeps what is right.');
 }

@@ -2,7 +2,7 @@
 # The local demo, start to finish: installs what it needs, starts a lab of local machines (1
 # server, 2 workers: systemd-nspawn with sshd and cloud-init), gets the binaries (Debian's packages,
 # and the Kubernetes v1.20.2 server binaries built from Debian's source package, since this machine
-# may have no internet), builds the offline pause and web images, runs `hardway up --keep-going`,
+# may have no internet), builds the offline pause, web and CoreDNS images, runs `hardway up --keep-going`,
 # then `hardway smoke` with the offline web image, and prints what runs, the nodes, and what failed.
 # Rerun it at will: every part keeps what is already right.
 #   HARDWAY_DEMO_DIR      where the lab's files go (default: ./lab-demo)
@@ -15,6 +15,8 @@ dir=${HARDWAY_DEMO_DIR:-$PWD/lab-demo}
 
 hw lab up --name demo --dir "$dir" || exit $?
 cd "$dir" || exit 1
+# CoreDNS is built offline from the upstream source archive in ../shared/third_party, when there is one.
+"$root/node_modules/.bin/tsx" "$root/scripts/coredns-source.ts" "$dir" || exit $?
 hw download --source "${HARDWAY_SOURCE:-debian}" || exit $?
 hw build-images || exit $?
 # Progress goes to the terminal (stderr); the JSON result feeds the report.

@@ -5,7 +5,7 @@ import { InputError, quote } from './errors.ts';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { kindOf, readInputFile, statPath } from './input-file.ts';
-import { parseCidr, type Network } from './net/ipv4.ts';
+import { contains, nthAddress, parseCidr, parseIPv4, size, type Network } from './net/ipv4.ts';
 import { parseRegistries, type Registries } from './registry-settings.ts';
 
 /** Key algorithms hardway can issue certificates with. */
@@ -40,6 +40,17 @@ export interface KubeProxySettings {
   conntrackMaxPerCore?: number;
 }
 
+/** The cluster DNS add-on (CoreDNS): on by default; see docs for every key. */
+export interface DnsSettings {
+  enabled: boolean;
+  /** The kube-dns Service address every kubelet hands to pods; unset: the 10th address of serviceCidr. */
+  clusterIP?: string;
+  /** The CoreDNS image; unset: the one that fits the cluster's Kubernetes release (src/dns/image.ts). */
+  image?: string;
+  /** Where `build-images` takes the CoreDNS source archive from (a path beside cluster.yaml, or a URL); unset: hardway's cache. */
+  source?: string;
+}
+
 /** Every cluster-wide setting, defaults filled in. */
 export interface ClusterSettings {
   clusterCidr: string;
@@ -60,6 +71,7 @@ export interface ClusterSettings {
   kubeProxy: KubeProxySettings;
   /** Registry mirrors per registry name (containerd's certs.d/<registry>/hosts.toml); unset: none, and no config_path. */
   registries?: Registries;
+  dns: DnsSettings;
 }
 
 /** The KTHW defaults (stable releases where the tutorial used pre-releases). */
@@ -84,6 +96,7 @@ export function defaultSettings(): ClusterSettings {
     ssh: { user: 'root', port: 22, knownHosts: 'known_hosts' },
     containerd: { restrictOomScoreAdj: false },
     kubeProxy: {},
+    dns: { enabled: true },
   };
 }
 
@@ -147,6 +160,16 @@ const imageRef: Check = (v, say) => {
       'lower-case repository path, optional registry[:port]/ in front, :tag and/or @sha256:digest after');
   return v;
 };
+const ipv4: Check = (v, say) => {
+  if (typeof v !== 'string' || parseIPv4(v) === undefined) say(`expected an IPv4 address like 10.32.0.10, got ${quote(v)}`);
+  return v;
+};
+// A path (relative to the project directory) or an http(s) URL, without characters a shell or a URL would read otherwise.
+const pathOrUrl: Check = (v, say) => {
+  if (typeof v !== 'string' || !(/^https?:\/\/[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$/.test(v) || SAFE_PATH.test(v)))
+    say(`expected a file path or an http(s) URL, got ${quote(v)}`, 'e.g. ../downloads/coredns-1.8.3.tar.gz (relative to the project directory)');
+  return v;
+};
 const oneOf =
   (choices: readonly string[]): Check =>
   (v, say) => {
@@ -171,11 +194,13 @@ const TOP: Record<string, Check | 'versions' | 'ssh' | 'section' | 'registries'>
   containerd: 'section',
   kubeProxy: 'section',
   registries: 'registries',
+  dns: 'section',
 };
 /** The keys of each plain mapping section (TOP entries marked 'section'). */
-const SECTIONS: Record<'containerd' | 'kubeProxy', Record<string, Check>> = {
+const SECTIONS: Record<'containerd' | 'kubeProxy' | 'dns', Record<string, Check>> = {
   containerd: { restrictOomScoreAdj: bool },
   kubeProxy: { conntrackMaxPerCore: int(0, 2147483647) },
+  dns: { enabled: bool, clusterIP: ipv4, image: imageRef, source: pathOrUrl },
 };
 const VERSION = str(/^v?\d+\.\d+\.\d+([-+][A-Za-z0-9.-]+)?$/, 'a version like v1.32.3');
 const SSH: Record<keyof SshSettings, Check> = {
@@ -275,6 +300,7 @@ export function parseClusterSettings(text: string, file: string, opts: { dir?: s
       const fields = SECTIONS[key as keyof typeof SECTIONS];
       const target = settings[key as keyof typeof SECTIONS] as Record<string, unknown>;
       each(mapOrFail(pair.value, key, line), Object.keys(fields), ` under ${key}`, (k, v, _p, l) => {
+        if (l !== undefined) keyLines.set(`${key}.${k}`, l);
         target[k] = validate(fields[k]!, `${key}.${k}`, v, l);
       });
     } else {
@@ -319,6 +345,22 @@ function checkSshFiles(ssh: SshSettings, dir: string, lineOf: (key: string) => n
   }
 }
 
+/** The default cluster DNS address: the 10th address of the service CIDR (10.32.0.10 in 10.32.0.0/24), as kubeadm picks it. */
+export function defaultClusterDnsIp(serviceCidr: string): string {
+  return nthAddress((parseCidr(serviceCidr) as { ok: true; net: Network }).net, 10);
+}
+
+/** Why `ip` cannot be the cluster DNS address in `serviceCidr` (outside it, its network or broadcast address, the API Service's), or undefined. */
+export function clusterDnsProblem(ip: string, serviceCidr: string): string | undefined {
+  const net = (parseCidr(serviceCidr) as { ok: true; net: Network }).net;
+  const n = parseIPv4(ip)!;
+  if (!contains(net, n)) return `lies outside the service CIDR ${serviceCidr}: the API server gives Service addresses only from that range`;
+  if (n === net.base) return `is the network address of ${serviceCidr}`;
+  if (n === net.base + size(net) - 1) return `is the broadcast address of ${serviceCidr}`;
+  if (n === net.base + 1) return `is the kubernetes API Service address (the first of ${serviceCidr}), which the API server takes for itself`;
+  return undefined;
+}
+
 /** Ports the cluster's own components, and SSH, listen on, and who listens. */
 function portsTaken(s: ClusterSettings): Map<number, string> {
   return new Map<number, string>([
@@ -355,6 +397,11 @@ function checkTogether(s: ClusterSettings, lineOf: (key: string) => number | und
     fail(['nodePortRange', 'apiPort', 'ssh.port'], `nodePortRange ${s.nodePortRange} covers port ${covered[0]![0]}, used by ${covered[0]![1]}`,
       'a NodePort Service opens its port on every worker, taking it from whatever listens there: ' +
         `choose a range clear of ${covered.map(([p]) => p).join(', ')}, e.g. 30000-32767 (the default)`);
+  }
+  if (s.dns.clusterIP !== undefined) {
+    const problem = clusterDnsProblem(s.dns.clusterIP, s.serviceCidr);
+    if (problem) fail(['dns.clusterIP', 'serviceCidr'], `dns.clusterIP ${s.dns.clusterIP} ${problem}`,
+      `pick a free address inside ${s.serviceCidr} other than its first, e.g. ${defaultClusterDnsIp(s.serviceCidr)} (the default: leave dns.clusterIP out)`);
   }
   if (s.certValidityDays <= s.renewBeforeDays) {
     fail(['certValidityDays', 'renewBeforeDays'],

@@ -3,7 +3,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { InputError, quote } from './errors.ts';
 import { displayPath, readInputFile } from './input-file.ts';
-import { loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
+import { defaultClusterDnsIp, loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
 import { apiServiceNames, sharedApiName } from './api-endpoints.ts';
 import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
 
@@ -31,6 +31,8 @@ export interface Inventory {
   settings: ClusterSettings;
   /** First address of the service CIDR: the `kubernetes` Service IP. */
   serviceIp: string;
+  /** The kube-dns Service address (dns.clusterIP, else the 10th address of the service CIDR): the kubelets' clusterDNS. */
+  clusterDnsIp: string;
   /** FQDN of the first control-plane machine: the name kubelets and kube-proxy use for the API. */
   apiServerName: string;
   /** https://<apiServerName>:<apiPort> */
@@ -233,6 +235,7 @@ export function parseInventory(
     workers: machines.filter((m) => m.role === 'worker'),
     settings,
     serviceIp: nthAddress(serviceNet, 1),
+    clusterDnsIp: settings.dns.clusterIP ?? defaultClusterDnsIp(settings.serviceCidr),
     apiServerName,
     apiServerUrl: `https://${apiServerName}:${settings.apiPort}`,
   };

@@ -1,12 +1,13 @@
 // A fresh lab made ready for `hardway up` the way the README's demo does it: lab up, binaries from
 // Debian packages and the Kubernetes server binaries built from Debian's source package (`hardway
-// download --source debian`), the offline images, and pki/ made beforehand (so the timed `up` is the
+// download --source debian`), the offline images (CoreDNS among them), and pki/ made beforehand (so the timed `up` is the
 // push, not RSA key generation).
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadInventory } from '../../src/inventory.ts';
 import { hardway, mustSucceed } from './run.ts';
+import { useCorednsSource } from '../../scripts/coredns-source.ts';
 
 /** A lab with its project directory. */
 export interface BenchLab {
@@ -39,6 +40,8 @@ export async function freshLab(name: string, subnet: string, workers: number, di
 
 /** Fills downloads/ (Debian packages, Kubernetes built from source), images/ and pki/; returns the seconds each took. */
 export async function prepareProject(dir: string): Promise<{ downloadSeconds: number; pkiSeconds: number }> {
+  // CoreDNS for v1.20 is built offline from the upstream source archive beside the checkout.
+  useCorednsSource(dir);
   const dl = mustSucceed(await hardway(['download', '--source', 'debian'], { cwd: dir }), 'hardway download --source debian');
   mustSucceed(await hardway(['build-images'], { cwd: dir }), 'hardway build-images');
   let pkiSeconds = 0;

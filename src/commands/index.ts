@@ -22,7 +22,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'encryption-config', summary: 'Write the encryption-at-rest config (key generated once, then kept)', load: async () => (await import('./encryption-config.ts')).encryptionConfigCommand },
   { name: 'render', summary: "Render each machine's files into a directory tree, as they will be installed", load: async () => (await import('./render.ts')).renderCommand },
   { name: 'download', summary: 'Download and verify the binaries into downloads/ (or extract them from Debian packages)', load: async () => (await import('./download.ts')).downloadCommand },
-  { name: 'build-images', summary: "Build the pause and web images offline from Debian's busybox-static into images/", load: async () => (await import('./build-images.ts')).buildImagesCommand },
+  { name: 'build-images', summary: "Build the pause, web (and CoreDNS) images offline from Debian's packages into images/", load: async () => (await import('./build-images.ts')).buildImagesCommand },
   { name: 'lab up', summary: 'Start local lab machines (systemd-nspawn) with sshd and cloud-init', load: async () => (await import('./lab.ts')).labUpCommand },
   { name: 'lab status', summary: 'Show each lab machine: address, running, SSH reachable', load: async () => (await import('./lab.ts')).labStatusCommand },
   { name: 'lab ssh', summary: 'Open a shell or run a command on a lab machine', load: async () => (await import('./lab.ts')).labSshCommand },
@@ -41,6 +41,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, the API proxy (several control planes), kubelet and kube-proxy on the workers', steps: WORKER_STEPS },
   { name: 'images', summary: "Load the image archives of images/ into containerd on every worker (no registry needed)", steps: ['images'] },
   { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", steps: ['routes'] },
+  { name: 'dns', summary: 'Run the cluster DNS add-on: CoreDNS and the kube-dns Service every pod asks (dns in cluster.yaml)', steps: ['dns'] },
   { name: 'verify', summary: 'Read-only checks of the whole cluster', steps: ['verify'] },
   { name: 'doctor', summary: 'Explain what is wrong, most likely cause first, and the command that fixes it (read-only)', load: async () => (await import('./doctor.ts')).doctorCommand },
   { name: 'etcd snapshot save', summary: "Save a snapshot of the cluster's etcd on the jumpbox (0600, verified with etcdctl snapshot status)", load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotSaveCommand },
@@ -49,9 +50,9 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'reset', summary: 'Remove everything hardway installed on the machines (etcd data only with --delete-data etcd)', steps: ['reset'],
     confirm: 'removes every service, file, certificate and route hardway installed on the chosen machines' },
   { name: 'remove-node', summary: 'Take a worker out: drain it, delete its Node, reset it, drop its names and routes everywhere', load: async () => (await import('./remove-node.ts')).removeNodeCommand },
-  { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, verify', preparesPki: true,
+  { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, cluster DNS, verify', preparesPki: true,
     // Control plane and workers are disjoint machines: their two lanes run side by side.
-    steps: ['pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], UP_WORKER_LANE] }, 'routes', 'verify'] },
+    steps: ['pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], UP_WORKER_LANE] }, 'routes', 'dns', 'verify'] },
 ];
 
 /** The remote command of this name (for tests and tools that run one directly). */

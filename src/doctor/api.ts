@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import type { ApiEvidence, NodeState } from './types.ts';
+import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../dns/manifest.ts';
+import { podProblems, type PodObject } from '../steps/support/pods.ts';
 
 /** The kubectl to use: the one on PATH, else the one `hardway download` put into downloads/client. */
 export function kubectlPath(inv: Inventory, env: NodeJS.ProcessEnv): string | undefined {
@@ -15,11 +17,11 @@ export function kubectlPath(inv: Inventory, env: NodeJS.ProcessEnv): string | un
   return onPath ?? (existsSync(downloaded) ? downloaded : undefined);
 }
 
-/** The arguments of the one kubectl call: nodes and pods in one List. */
+/** The arguments of the one kubectl call: nodes, pods and deployments in one List. */
 export function kubectlArgs(inv: Inventory): string[] {
   const cp = inv.controlPlanes[0]!;
   return ['--kubeconfig', join(inv.dir, PKI.kubeconfig('jumpbox')), `--server=https://${cp.ip}:${inv.settings.apiPort}`,
-    '--request-timeout=5s', 'get', 'nodes,pods', '--all-namespaces', '-o', 'json'];
+    '--request-timeout=5s', 'get', 'nodes,pods,deployments', '--all-namespaces', '-o', 'json'];
 }
 
 /** Asks the API; never throws (a failure is evidence). */
@@ -27,27 +29,30 @@ export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv): Promise
   const kubectl = kubectlPath(inv, env);
   const args = kubectlArgs(inv);
   const command = `kubectl ${args.join(' ').replace(inv.dir + '/', '')}`;
-  if (!kubectl) return { command, error: 'kubectl is not on PATH and not in downloads/client (run "hardway download")', nodes: [], podImages: [] };
+  if (!kubectl) return { command, error: 'kubectl is not on PATH and not in downloads/client (run "hardway download")', ...NOTHING };
   if (!existsSync(join(inv.dir, PKI.kubeconfig('jumpbox')))) {
-    return { command, error: `${PKI.kubeconfig('jumpbox')} does not exist (run "hardway up", or "hardway kubeconfigs")`, nodes: [], podImages: [] };
+    return { command, error: `${PKI.kubeconfig('jumpbox')} does not exist (run "hardway up", or "hardway kubeconfigs")`, ...NOTHING };
   }
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
     execFile(kubectl, args, { maxBuffer: 64 << 20, timeout: 10_000 }, (err, stdout, stderr) =>
       done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
   });
-  if (r.code !== 0) return { command, error: lastLine(r.stderr) || `exit ${r.code}`, nodes: [], podImages: [] };
+  if (r.code !== 0) return { command, error: lastLine(r.stderr) || `exit ${r.code}`, ...NOTHING };
   return { command, ...parseNodesAndPods(r.stdout) };
 }
 
+/** What the API said when it could not be asked. */
+const NOTHING = { nodes: [], podImages: [], podProblems: [] };
+
 interface K8sObject {
   kind: string;
-  metadata: { name: string };
-  spec?: { podCIDR?: string; nodeName?: string; containers?: { image: string }[]; initContainers?: { image: string }[] };
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  metadata: { name: string; namespace?: string };
+  spec?: { podCIDR?: string; nodeName?: string; replicas?: number; containers?: { image: string }[]; initContainers?: { image: string }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; readyReplicas?: number };
 }
 
-/** Nodes (Ready condition, pod CIDR) and the images pods run on each node, from `kubectl get nodes,pods -o json`. Pure. */
-export function parseNodesAndPods(json: string): Pick<ApiEvidence, 'nodes' | 'podImages'> {
+/** Nodes (Ready condition, pod CIDR), the images pods run on each node, pods that do not run and the CoreDNS Deployment, from `kubectl get nodes,pods,deployments -o json`. Pure. */
+export function parseNodesAndPods(json: string): Omit<ApiEvidence, 'command' | 'error'> {
   const items = (JSON.parse(json) as { items: K8sObject[] }).items;
   const nodes: NodeState[] = items.filter((i) => i.kind === 'Node').map((n) => {
     const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
@@ -61,7 +66,13 @@ export function parseNodesAndPods(json: string): Pick<ApiEvidence, 'nodes' | 'po
   });
   const podImages = items.filter((i) => i.kind === 'Pod' && i.spec?.nodeName).flatMap((p) =>
     [...(p.spec!.containers ?? []), ...(p.spec!.initContainers ?? [])].map((c) => ({ node: p.spec!.nodeName!, image: c.image })));
-  return { nodes, podImages };
+  const coredns = items.find((i) => i.kind === 'Deployment' && i.metadata.namespace === DNS_NAMESPACE && i.metadata.name === DNS_DEPLOYMENT);
+  return {
+    nodes,
+    podImages,
+    podProblems: podProblems(items.filter((i) => i.kind === 'Pod') as unknown as PodObject[]),
+    ...(coredns ? { dnsDeployment: { replicas: coredns.spec?.replicas ?? 0, ready: coredns.status?.readyReplicas ?? 0 } } : {}),
+  };
 }
 
 function lastLine(text: string): string {

@@ -5,6 +5,7 @@ import { certificateFindings } from './checks/certs.ts';
 import { podCidrFindings, routeFindings, sysctlFindings } from './checks/dataplane.ts';
 import { cniFindings, nameFindings, serviceFindings, sshFindings } from './checks/machine.ts';
 import { pullFindings, registryFileFindings } from './checks/registry.ts';
+import { corednsFindings, kubeletDnsFindings } from './checks/dns.ts';
 import { CHECKS, type ApiEvidence, type Check, type DoctorContext, type Finding, type MachineEvidence, type NodeState } from './types.ts';
 
 /** The checks that can explain a node that is missing or NotReady (those before 'kube-proxy' in CHECKS). */
@@ -18,7 +19,7 @@ export function diagnose(ctx: DoctorContext, evidence: MachineEvidence[], api: A
     const cp = ctx.inventory.controlPlanes[0]!;
     found.push({ machine: cp.hostname, check: 'api', cause: `the API server on ${cp.hostname} does not answer from this jumpbox, so no node's state is known`, evidence: `${api.command}: ${api.error}`, fix: null });
   } else {
-    found.push(...podCidrFindings(ctx, api), ...nodeFindings(ctx, api, found));
+    found.push(...podCidrFindings(ctx, api), ...nodeFindings(ctx, api, found), ...corednsFindings(ctx, api, found));
   }
   return sortFindings(ctx, found);
 }
@@ -34,6 +35,7 @@ function machineFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence | u
     ...certificateFindings(ctx, m, ev),
     ...sysctlFindings(ctx, m, ev),
     ...routeFindings(ctx, m, ev),
+    ...kubeletDnsFindings(ctx, m, ev),
     ...files,
     ...pullFindings(ctx, m, ev, files),
   ];

@@ -7,6 +7,11 @@ export function hardwayFix(ctx: DoctorContext, words: string, machine: string): 
   return `hardway ${words} --node ${machine}${ctx.projectArgs}`;
 }
 
+/** `hardway <words>` for the whole project (no --node: e.g. a command whose steps run on several kinds of machine). */
+export function projectFix(ctx: DoctorContext, words: string): string {
+  return `hardway ${words}${ctx.projectArgs}`;
+}
+
 /** The worker step that owns a component: `hardway bootstrap-workers --only STEP --node MACHINE`. */
 export function workerStepFix(ctx: DoctorContext, step: 'worker-os' | 'containerd' | 'cni' | 'kubelet' | 'kube-proxy', machine: string): string {
   return hardwayFix(ctx, `bootstrap-workers --only ${step}`, machine);

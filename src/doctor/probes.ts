@@ -37,6 +37,9 @@ export interface MachineRequests {
   probes: Record<string, Command>;
 }
 
+/** Probe name of the kubelet's resolver file, systemd-resolved's state and that file's nameservers. */
+export const KUBELET_DNS_PROBE = 'kubelet dns';
+
 /** Probe name of the list of images in the node's cache (containerd's k8s.io namespace). */
 export const CACHED_PROBE = 'cached images';
 
@@ -62,12 +65,16 @@ export function requestsFor(inv: Inventory, m: Machine, rendered: string[]): Mac
   if (m.role === 'worker') {
     // `KEY = VALUE` lines from one process; a key that does not exist (no br_netfilter) has no line.
     probes.sysctls = sh`sysctl ${WORKER_SYSCTLS} 2>/dev/null; :`;
+    // The kubelet's resolver file as its config names it, whether systemd-resolved runs (hardway's
+    // rule for that file follows it), and the file's nameserver lines: what pods with
+    // dnsPolicy Default, CoreDNS among them, are given.
+    probes[KUBELET_DNS_PROBE] = sh`f=$(sed -n 's/^resolvConf: *//p' ${WORKER.kubeletConfig} 2>/dev/null | tr -d '"'); echo "resolvConf=$f"; echo "resolved=$(systemctl is-active systemd-resolved 2>/dev/null)"; [ -n "$f" ] && grep -h '^nameserver' "$f" 2>/dev/null; :`;
     // The server and client certificate lines only: the key line never leaves the machine.
     for (const [name, path] of Object.entries(KUBECONFIGS)) {
       probes[`kubeconfig ${name}`] = sh`sed -n -e 's/^ *server: *//p' -e 's/^ *client-certificate-data: *//p' ${path}`;
     }
   }
-  const reads = ['/etc/hosts', '/etc/os-release', ...certificateFiles(m).map((c) => c.path), ...rendered];
+  const reads = ['/etc/hosts', '/etc/os-release', ...certificateFiles(m).map((c) => c.path), ...(m.role === 'worker' ? [WORKER.kubeletConfig] : []), ...rendered];
   return { reads, probes };
 }
 

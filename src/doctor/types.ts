@@ -1,17 +1,19 @@
 // The shapes of `hardway doctor`: what it gathers from each machine and from the API (evidence),
 // and what it concludes (findings). Gathering reads; everything after it is pure functions of these.
 import type { ProbeResult } from '../engine/facts.ts';
+import type { PodProblem } from '../steps/support/pods.ts';
 import type { Inventory } from '../inventory.ts';
 
 /**
  * Every check doctor makes, most likely cause first: a finding's rank is its check's place here.
  * A machine that does not answer explains everything else about it; a control plane that is down
  * explains every node; then the causes of a missing or NotReady node in the issue's order; then
- * what leaves nodes Ready but breaks pods; then registries; last a node whose cause was not found.
+ * what leaves nodes Ready but breaks pods (a kubelet's DNS settings before the CoreDNS state they
+ * explain); then registries; last a node whose cause was not found.
  */
 export const CHECKS = [
   'ssh', 'control-plane', 'api', 'names', 'kubelet', 'containerd', 'cni', 'certificates',
-  'kube-proxy', 'netfilter', 'ip-forward', 'routes', 'pod-subnet', 'registry', 'pull', 'node',
+  'kube-proxy', 'netfilter', 'ip-forward', 'routes', 'pod-subnet', 'kubelet-dns', 'dns', 'registry', 'pull', 'node',
 ] as const;
 
 /** One check of CHECKS. */
@@ -58,6 +60,10 @@ export interface ApiEvidence {
   nodes: NodeState[];
   /** Images that pods on each node run, for the test pulls through registry mirrors. */
   podImages: { node: string; image: string }[];
+  /** Every pod that is not Running and ready, with the API's reason. */
+  podProblems: PodProblem[];
+  /** The cluster DNS add-on's Deployment (kube-system/coredns): replicas wanted and ready; undefined when it does not exist. */
+  dnsDeployment?: { replicas: number; ready: number };
 }
 
 /** The lab the project belongs to, when it is one (`hardway lab up` wrote its directory). */

@@ -1,11 +1,11 @@
 // Debian source packages for `--source debian`: a private deb-src list in hardway's cache (the
 // host's apt configuration is never touched: no lasting deb-src entry), the signed Sources index
 // read with apt-cache, and `apt-get source --download-only`, each file then checked against the
-// SHA-256 the index gives before anything uses it.
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+// SHA-256 the index gives before anything uses it, and kept in the download cache under it.
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
-import { hashFile } from './cache.ts';
+import { cacheTempPath, commitToCache, findVerified, hashFile } from './cache.ts';
 import { hostMirror } from './apt.ts';
 import { runLocal } from '../transport/local.ts';
 
@@ -83,17 +83,34 @@ export function parseSourceStanzas(text: string): SourcePackage[] {
   return out;
 }
 
-/** Downloads the source package's files into `dir` and checks each against the index's SHA-256. */
-export async function fetchSource(apt: AptSourceContext, pkg: SourcePackage, dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  await runLocal('apt-get', ['-q', ...apt.options, 'source', '--download-only', `${pkg.package}=${pkg.version}`], { cwd: dir });
+/**
+ * The source package's files, each verified against the index's SHA-256 and kept in the download
+ * cache under it: files already cached are taken from there; the others are fetched with one
+ * `apt-get source --download-only` into a temp directory of the cache. Returns name -> cached path.
+ */
+export async function fetchSource(apt: AptSourceContext, pkg: SourcePackage, cache: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
   for (const f of pkg.files) {
-    const actual = await hashFile(join(dir, f.name), 'sha256').catch(() => 'no file written');
-    if (actual !== f.sha256) {
-      throw new FailureError(
-        `checksum mismatch for ${f.name}\n  expected: sha256:${f.sha256} (signed Sources index)\n  actual:   ${actual}`,
-        'run the command again; if it persists, the mirror serves a damaged file',
-      );
+    const cached = await findVerified(cache, 'sha256', f.sha256);
+    if (cached) out.set(f.name, cached);
+  }
+  if (out.size === pkg.files.length) return out;
+  const temp = await cacheTempPath(cache, `source-${pkg.package}`);
+  try {
+    await mkdir(temp);
+    await runLocal('apt-get', ['-q', ...apt.options, 'source', '--download-only', `${pkg.package}=${pkg.version}`], { cwd: temp });
+    for (const f of pkg.files.filter((x) => !out.has(x.name))) {
+      const actual = await hashFile(join(temp, f.name), 'sha256').catch(() => 'no file written');
+      if (actual !== f.sha256) {
+        throw new FailureError(
+          `checksum mismatch for ${f.name}\n  expected: sha256:${f.sha256} (signed Sources index)\n  actual:   ${actual}`,
+          'run the command again; if it persists, the mirror serves a damaged file',
+        );
+      }
+      out.set(f.name, await commitToCache(cache, join(temp, f.name), f.sha256));
     }
+    return out;
+  } finally {
+    await rm(temp, { recursive: true, force: true });
   }
 }

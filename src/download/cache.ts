@@ -10,7 +10,12 @@ import { join } from 'node:path';
 /** The cache directory for downloads, from the environment (XDG_CACHE_HOME, else HOME/.cache). */
 export function cacheDir(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
-  return join(base, 'hardway', 'downloads');
+  return downloadsIn(join(base, 'hardway'));
+}
+
+/** The download cache inside hardway's cache root (which also holds the builds and apt lists). */
+export function downloadsIn(cacheRoot: string): string {
+  return join(cacheRoot, 'downloads');
 }
 
 /** Where a file with this digest lives in the cache. */

@@ -15,6 +15,8 @@ export interface FetchRequest {
   url: string;
   algorithm: 'sha256' | 'sha512';
   hex: string;
+  /** What to tell the user when the download fails or its digest differs (defaults: the release files'). */
+  hints?: { failed?: string; mismatch?: string };
 }
 
 /** The result: where the verified file is, and whether the network was used. */
@@ -33,11 +35,11 @@ export async function fetchVerified(req: FetchRequest, cache: string, progress: 
   const name = basename(new URL(req.url).pathname) || 'download';
   const temp = await cacheTempPath(cache, name);
   try {
-    const actual = await downloadTo(req.url, temp, req.algorithm, name, progress);
+    const actual = await downloadTo(req, temp, name, progress);
     if (actual !== req.hex) {
       throw new FailureError(
         `checksum mismatch for ${name}\n  url:      ${req.url}\n  expected: ${req.algorithm}:${req.hex}\n  actual:   ${req.algorithm}:${actual}`,
-        'the file was discarded; if the publisher changed it, verify the new digest and update src/download/versions.json',
+        req.hints?.mismatch ?? 'the file was discarded; if the publisher changed it, verify the new digest and update src/download/versions.json',
       );
     }
     return { path: await commitToCache(cache, temp, req.hex), fromCache: false };
@@ -46,7 +48,8 @@ export async function fetchVerified(req: FetchRequest, cache: string, progress: 
   }
 }
 
-async function downloadTo(url: string, dest: string, algorithm: 'sha256' | 'sha512', name: string, progress: Progress): Promise<string> {
+async function downloadTo(req: FetchRequest, dest: string, name: string, progress: Progress): Promise<string> {
+  const { url, algorithm } = req;
   const abort = new AbortController();
   let idle = setTimeout(() => abort.abort(new Error(`no data for ${IDLE_TIMEOUT_MS / 1000} s`)), IDLE_TIMEOUT_MS);
   const touch = () => {
@@ -54,7 +57,8 @@ async function downloadTo(url: string, dest: string, algorithm: 'sha256' | 'sha5
     idle = setTimeout(() => abort.abort(new Error(`no data for ${IDLE_TIMEOUT_MS / 1000} s`)), IDLE_TIMEOUT_MS);
   };
   const fail = (why: string) =>
-    new FailureError(`download of ${name} failed: ${why}\n  url: ${url}`, 'check the network (or the mirror in HARDWAY_DOWNLOAD_BASE_URL); machines without internet access can use --source debian');
+    new FailureError(`download of ${name} failed: ${why}\n  url: ${url}`,
+      req.hints?.failed ?? 'check the network (or the mirror in HARDWAY_DOWNLOAD_BASE_URL); machines without internet access can use --source debian');
   let started = false;
   try {
     let res: Response;

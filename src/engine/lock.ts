@@ -58,16 +58,23 @@ export function holderAlive(holder: LockInfo): boolean {
   return holder.startTicks === undefined || startTicks(holder.pid) === undefined || startTicks(holder.pid) === holder.startTicks;
 }
 
-/** Takes the project's lock or throws FailureError naming the pid and command holding it. */
-export function acquireRunLock(projectDir: string, command: string, deps: LockDeps = { pid: process.pid, alive: holderAlive }): RunLock {
-  const path = join(projectDir, LOCK_FILE);
+/** Takes the lock file `path` (of a project, or of a build in hardway's cache) for `command`, or returns the live holder. */
+export function tryLockFile(path: string, command: string, deps: LockDeps = { pid: process.pid, alive: holderAlive }): RunLock | { holder: LockInfo } {
   const info: LockInfo = {
     pid: deps.pid, host: hostname(), command, started: new Date().toISOString(),
     ...optional('boot', bootId()), ...optional('startTicks', startTicks(deps.pid)),
   };
   const text = JSON.stringify(info) + '\n';
   const holder = claim(path, text, info.host, deps, 0);
-  if (holder === undefined) return lockHandle(path, text);
+  return holder === undefined ? lockHandle(path, text) : { holder };
+}
+
+/** Takes the project's lock or throws FailureError naming the pid and command holding it. */
+export function acquireRunLock(projectDir: string, command: string, deps: LockDeps = { pid: process.pid, alive: holderAlive }): RunLock {
+  const path = join(projectDir, LOCK_FILE);
+  const taken = tryLockFile(path, command, deps);
+  if (!('holder' in taken)) return taken;
+  const holder = taken.holder;
   throw new FailureError(
     `another hardway run is using this project: pid ${holder.pid} on ${holder.host} ("hardway ${holder.command}", started ${holder.started})`,
     `wait for it to finish; if that process is gone from ${holder.host}, remove ${path}`,

@@ -1,7 +1,8 @@
 // `hardway build-images`: the two images an offline cluster needs, made from Debian's busybox-static
 // (the .deb fetched and verified against the apt index like every `--source debian` package, and
-// cached by its SHA-256): a pause image for pod sandboxes and a web image for the smoke test. The
-// same .deb always gives the same archive bytes, so a rebuild changes nothing.
+// cached by its SHA-256): a pause image for pod sandboxes and a web image for the smoke test; and,
+// when the cluster runs hardway's own CoreDNS, its image (src/images/coredns-image.ts). The same
+// inputs always give the same archive bytes, so a rebuild changes nothing.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { lstat, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -35,7 +36,8 @@ export const WEB_PAGE = `<!DOCTYPE html>
 </html>
 `;
 
-const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** The PATH every image's processes start with. */
+export const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** One archive to write into images/: its file name, the image it holds, and its bytes. */
 export interface BuiltArchive {
@@ -93,6 +95,8 @@ export interface BuildImagesOptions {
   /** Where private apt lists for foreign architectures are kept. */
   aptListsRoot: string;
   log: (line: string) => void;
+  /** The CoreDNS image, when the cluster runs hardway's own (src/images/coredns-image.ts); unset: pause and web only. */
+  coredns?: () => Promise<BuiltArchive>;
 }
 
 /** What a build did: archives written and archives already right, as paths under the project. */
@@ -102,7 +106,7 @@ export interface BuildImagesResult {
   busybox: DebInfo;
 }
 
-/** Fetches busybox-static (cached, verified), builds both archives and writes those that differ. */
+/** Fetches busybox-static (cached, verified), builds the archives (CoreDNS's too if asked) and writes those that differ. */
 export async function buildImages(opts: BuildImagesOptions): Promise<BuildImagesResult> {
   const apt = await aptFor(opts.arch, opts.aptListsRoot);
   const info = (await showPackages(apt, [BUSYBOX_PACKAGE])).get(BUSYBOX_PACKAGE);
@@ -113,8 +117,10 @@ export async function buildImages(opts: BuildImagesOptions): Promise<BuildImages
   const busybox = await busyboxFrom(deb, opts.cache, `${info.package} ${info.version}`);
   const dir = imagesDir(opts.projectDir);
   mkdirSync(dir, { recursive: true });
+  const archives = imageArchives(busybox, { version: info.version, arch: info.arch });
+  if (opts.coredns) archives.push(await opts.coredns());
   const result: BuildImagesResult = { written: [], unchanged: [], busybox: info };
-  for (const a of imageArchives(busybox, { version: info.version, arch: info.arch })) {
+  for (const a of archives) {
     const file = join(dir, a.file);
     const rel = join('images', a.file);
     if (existsSync(file) && readFileSync(file).equals(a.data)) {

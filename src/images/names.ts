@@ -12,3 +12,6 @@ export const WEB_IMAGE = 'localhost/hardway/web:1';
 export function imagesDir(projectDir: string): string {
   return join(projectDir, 'images');
 }
+
+/** CoreDNS v1.8.3, built offline by `hardway build-images` (the release whose Kubernetes libraries are those of v1.20.2). */
+export const COREDNS_IMAGE = 'localhost/hardway/coredns:1.8.3';

@@ -1,6 +1,32 @@
 // The files that make a lab machine itself: address, sshd policy, cloud-init seed and datasource.
 // Pure: each function returns file contents; machine.ts writes them into the machine's overlay.
+import { nthAddress, parseIPv4, formatIPv4 } from '../net/ipv4.ts';
 import type { LabMachine } from './types.ts';
+
+/** The lab resolver's place in the subnet: an address no machine holds (the host is .1, the registry .5, servers .10+, workers .20+). */
+export const RESOLVER_OFFSET = 2;
+
+/** The resolver a lab machine is given: RESOLVER_OFFSET of its own subnet. */
+export function labResolver(m: Pick<LabMachine, 'ip'>, prefix: number): string {
+  const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+  const base = (parseIPv4(m.ip)! & mask) >>> 0;
+  return nthAddress({ base, prefix, text: `${formatIPv4(base)}/${prefix}` }, RESOLVER_OFFSET);
+}
+
+/**
+ * /etc/resolv.conf: a resolver on the lab's own bridge that nobody answers at, as a VM gets one
+ * from its network; the lab has no way out, so a name that is not the cluster's fails (after one
+ * second, one try) instead of leaving the lab. CoreDNS forwards what it does not know to the
+ * node's resolvers and refuses to start without any; 127.0.0.x would make it forward to itself.
+ */
+export function resolvConf(m: Pick<LabMachine, 'ip'>, prefix: number): string {
+  return [
+    '# Written by hardway lab: a resolver address on the lab bridge that nothing answers at (the lab has',
+    '# no way out). Names of the cluster come from /etc/hosts (hardway pin-hosts) and, in pods, CoreDNS.',
+    `nameserver ${labResolver(m, prefix)}`,
+    'options timeout:1 attempts:1', '',
+  ].join('\n');
+}
 
 /** A file to place in a machine's root, with its mode. */
 export interface MachineFile {
@@ -131,6 +157,7 @@ function seedFiles(lab: string, m: LabMachine, seed: NoCloudSeed | undefined): M
 export function machineFiles(lab: string, m: LabMachine, prefix: number, authorizedKey: string, seed?: NoCloudSeed): MachineFile[] {
   return [
     { path: 'etc/hostname', content: `${m.hostname}\n`, mode: 0o644 },
+    { path: 'etc/resolv.conf', content: resolvConf(m, prefix), mode: 0o644 },
     { path: 'etc/systemd/network/10-host0.network', content: host0Network(m, prefix), mode: 0o644 },
     { path: 'etc/ssh/sshd_config.d/10-hardway.conf', content: sshdConfig(), mode: 0o644 },
     { path: 'root/.ssh/authorized_keys', content: authorizedKey.trim() + '\n', mode: 0o600 },

@@ -46,6 +46,7 @@ export function renderWorker(
     machine,
     settings: inv.settings,
     resolvConf: kubeletResolvConf(opts),
+    clusterDns: inv.settings.dns.enabled ? inv.clusterDnsIp : false,
     cni: binDirs
       ? { binDirKey: 'bin_dirs', binDirValue: `['${WORKER.cniBin}']` }
       : { binDirKey: 'bin_dir', binDirValue: `'${WORKER.cniBin}'` },

@@ -25,6 +25,7 @@ export const STEPS = {
   kubelet: { load: async () => (await import('./kubelet.ts')).kubeletStep },
   'kube-proxy': { load: async () => (await import('./kube-proxy.ts')).kubeProxyStep },
   routes: { load: async () => (await import('./routes.ts')).routesStep },
+  dns: { options: ['api-timeout', 'ready-timeout'], load: async () => (await import('./dns.ts')).dnsStep },
   verify: { options: ['ready-timeout'], load: async () => (await import('./verify.ts')).verifyStep },
   reset: { options: ['local', 'delete-data'], load: async () => (await import('./reset.ts')).resetStep },
   smoke: { options: ['image'], load: async () => (await import('./smoke.ts')).smokeStep },

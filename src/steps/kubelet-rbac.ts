@@ -2,13 +2,10 @@
 // (logs, exec, port-forward, metrics) and its binding to user `kubernetes`, the API server's
 // client identity. Applied with `kubectl apply` only when the live objects lack a field of the
 // manifest, so reruns change nothing; a rerun reads both with one kubectl in the facts batch.
-import { FailureError, PreconditionError } from '../errors.ts';
 import { sh } from '../shell.ts';
-import { localKubectl, waitApi } from './support/api.ts';
+import { localKubectl } from './support/api.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
-import type { ProbeResult } from '../engine/facts.ts';
-import { numberOption } from './options.ts';
-import { getObjects, getObjectsCommand, objectItems } from './support/cluster-objects.ts';
+import { findObject, holdsFields, objectItems, readLiveObjects, type KubeObject } from './support/cluster-objects.ts';
 import { parseAllDocuments } from 'yaml';
 
 /** The name of the ClusterRole and ClusterRoleBinding. */
@@ -57,55 +54,17 @@ export const kubeletRbacStep: ChangeStep = {
   targets: (inv) => inv.controlPlanes.slice(0, 1),
   async plan(ctx: StepContext): Promise<Change[]> {
     const apply: Change = { kind: 'exec', cmd: kubectl(sh`apply -f -`), stdin: RBAC_MANIFEST, reason: `${RBAC_NAME} missing or different` };
-    // The API server's state and, when it answers already (every rerun), both objects: one round trip.
-    const [stateAnswer, liveAnswer] = await ctx.facts.batch([{ op: 'C', cmd: sh`systemctl is-active kube-apiserver 2>/dev/null; command -v kubectl >/dev/null || echo no-kubectl` }, getObjects(LIVE)]);
-    const state = (stateAnswer as ProbeResult).stdout.trim();
-    if (state !== 'active' && state !== 'activating') {
-      if (ctx.options.dryRun) return [{ ...apply, reason: 'the API server is not running yet; applied once it answers' }];
-      throw new PreconditionError(`the API server is not running on ${ctx.machine.hostname} (kube-apiserver: ${state.split('\n').join(', ') || 'not installed'})`,
-        'run "hardway bootstrap-control-plane" first');
-    }
-    let live = liveAnswer as ProbeResult;
-    if (live.code !== 0) {
-      // Just started: wait for /readyz, then read the objects again.
-      const timeoutS = ctx.options.dryRun ? 1 : numberOption(ctx.options, 'api-timeout');
-      const up = await ctx.facts.query(waitApi(timeoutS));
-      if (up.code !== 0) {
-        if (ctx.options.dryRun) return [{ ...apply, reason: 'the API is not answering yet; applied once it does' }];
-        throw new PreconditionError(
-          `the API server at https://127.0.0.1:${ctx.inventory.settings.apiPort} did not answer within ${timeoutS}s: ${up.stderr.trim().split('\n').pop()}`,
-          'check "journalctl -u kube-apiserver" on the control-plane machine; rerun when it answers',
-        );
-      }
-      const again = await ctx.facts.query(getObjectsCommand(LIVE));
-      if (again.code !== 0) throw new FailureError(`cannot read ${RBAC_NAME} from the cluster: ${again.stderr.trim()}`);
-      live = again;
-    }
-    return liveObjectsMatch(live.stdout) ? [] : [apply];
+    const live = await readLiveObjects<KubeObject>(ctx, LIVE, 'hardway bootstrap-control-plane');
+    if ('notYet' in live) return [{ ...apply, reason: live.notYet }];
+    return matches(live.items) ? [] : [apply];
   },
 };
 
-interface KubeObject {
-  kind?: string;
-  metadata?: { name?: string };
-  items?: KubeObject[];
-}
-
 /** Whether `kubectl get -o json` output holds both objects with every field the manifest sets, as `kubectl diff` would find no difference. */
 export function liveObjectsMatch(json: string): boolean {
-  const items = objectItems<KubeObject>(json);
-  return WANTED.every((want) => {
-    const got = items.find((o) => o.kind === want.kind && o.metadata?.name === want.metadata?.name);
-    return got !== undefined && contains(got, want);
-  });
+  return matches(objectItems<KubeObject>(json));
 }
 
-/** `got` holds every field of `want` (objects may have more keys; lists must match item by item). */
-function contains(got: unknown, want: unknown): boolean {
-  if (Array.isArray(want)) return Array.isArray(got) && got.length === want.length && want.every((w, i) => contains(got[i], w));
-  if (want !== null && typeof want === 'object') {
-    if (got === null || typeof got !== 'object' || Array.isArray(got)) return false;
-    return Object.entries(want).every(([k, v]) => contains((got as Record<string, unknown>)[k], v));
-  }
-  return got === want;
+function matches(items: KubeObject[]): boolean {
+  return WANTED.every((want) => holdsFields(findObject(items, want.kind!, want.metadata!.name!), want));
 }

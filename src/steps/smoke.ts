@@ -3,13 +3,16 @@
 // 1. a secret created through the API is stored in etcd encrypted (prefix k8s:enc:aescbc:v1:key1);
 // 2. a deployment's pod reaches Running, and `kubectl logs`, `exec` and `port-forward` work (API
 //    server -> kubelet:10250 through the kubelet RBAC);
-// 3. a NodePort service answers on the node that runs the pod.
+// 3. a NodePort service answers on the node that runs the pod;
+// 4. with cluster DNS on: from a pod on each worker, the API Service's and the smoke Service's
+//    names resolve to their addresses, and the smoke page answers by the Service's short name.
 // Objects are named hardway-smoke and replaced on every run.
 import { FailureError, PreconditionError } from '../errors.ts';
 import { sh, type Command } from '../shell.ts';
 import type { ActionContext, ActionStep } from '../engine/types.ts';
 import { localKubectl } from './support/api.ts';
 import { etcdctl } from './support/etcd.ts';
+import { clientPod, clientPodArgs, judgeClient } from './support/smoke-dns.ts';
 import { textOption } from './options.ts';
 
 /** The name of every object the smoke test creates. */
@@ -40,7 +43,7 @@ function httpRetry(ip: string, port: string, tries: number): Command {
 export const smokeStep: ActionStep = {
   kind: 'action',
   name: 'smoke',
-  title: 'Smoke-test the cluster: encrypted secrets, a running pod, logs, exec, port-forward, NodePort',
+  title: 'Smoke-test the cluster: encrypted secrets, a running pod, logs, exec, port-forward, NodePort, names in pods',
   targets: (inv) => inv.controlPlanes.slice(0, 1),
   async run(ctx: ActionContext) {
     const image = textOption(ctx.options, 'image');
@@ -80,5 +83,30 @@ export const smokeStep: ActionStep = {
     // connection in that window is accepted and never answered, so each try has a short timeout.
     await run(`NodePort ${ip}:${port}`, bash(httpRetry(ip, port, 60)));
     ctx.log.info(`NodePort ${port} answers on ${node}`);
+
+    if (!ctx.inventory.settings.dns.enabled) {
+      ctx.log.info('cluster DNS is off (dns.enabled: false in cluster.yaml): no name checks');
+      return;
+    }
+    const serviceIp = (await run('reading the Service address', kubectl(sh`get service ${SMOKE_NAME} -o jsonpath={.spec.clusterIP}`))).trim();
+    await run('removing the last run\'s DNS client pods', kubectl(sh`delete pods -l ${`app=${SMOKE_NAME}-dns`} --ignore-not-found --wait=true`));
+    const workers = ctx.inventory.workers.map((w) => w.hostname);
+    for (const w of workers) await run(`starting a DNS client pod on ${w}`, kubectl(clientPodArgs(ctx.inventory, { name: SMOKE_NAME, address: serviceIp }, w, image)));
+    const problems: string[] = [];
+    for (const w of workers) {
+      const output = await run(`the DNS client pod on ${w}`, bash(podOutput(clientPod(SMOKE_NAME, w), 120)));
+      problems.push(...judgeClient(output, { api: ctx.inventory.serviceIp, svc: serviceIp, worker: w, serviceName: SMOKE_NAME, domain: ctx.inventory.settings.clusterDomain }));
+    }
+    if (problems.length > 0) {
+      throw new FailureError(`smoke test: cluster DNS does not answer as it should:\n  - ${problems.join('\n  - ')}`, 'run "hardway doctor": it checks CoreDNS, its pods and each kubelet\'s DNS settings');
+    }
+    ctx.log.info(`names resolve in pods on ${workers.join(' and ')} (kubernetes.default -> ${ctx.inventory.serviceIp}, ${SMOKE_NAME} -> ${serviceIp}), and http://${SMOKE_NAME}/ answers there`);
   },
 };
+
+/** A bash loop: waits up to `timeoutS` for pod `name` to finish, then prints its log (exit 1 with its state when it did not). */
+function podOutput(name: string, timeoutS: number): Command {
+  const phase = kubectl(sh`get pod ${name} -o jsonpath={.status.phase}`);
+  const state = kubectl(sh`get pod ${name} -o jsonpath={.status.containerStatuses[0].state}`);
+  return sh`for i in $(seq ${String(timeoutS)}); do p=$(${phase}); case "$p" in Succeeded|Failed) exec ${kubectl(sh`logs ${name}`)};; esac; sleep 1; done; echo "pod ${name} did not finish in ${String(timeoutS)} s: phase $p, $(${state})" >&2; exit 1`;
+}

@@ -12,6 +12,7 @@ import type { Inventory, Machine } from '../inventory.ts';
 import { CONTROL_PLANE_SERVICES, WORKER_SERVICES } from './support/components.ts';
 import { getObjects, getObjectsCommand, NO_KUBECTL, objectItems } from './support/cluster-objects.ts';
 import { etcdHealthCommand } from './support/etcd.ts';
+import { DNS_HEALTH_OBJECTS, dnsHealthProblems } from '../dns/health.ts';
 import { inspect } from './support/inspect.ts';
 import { numberOption } from './options.ts';
 import { resolvedAddresses, resolveNames } from './support/names.ts';
@@ -31,7 +32,7 @@ export function expectedServices(inv: Inventory, m: Machine): string[] {
 export const verifyStep: CheckStep = {
   kind: 'check',
   name: 'verify',
-  title: 'Check the cluster: services, etcd over TLS, names, routes, certificates, nodes',
+  title: 'Check the cluster: services, etcd over TLS, names, routes, certificates, nodes, cluster DNS',
   targets: (inv) => inv.machines,
   async check(ctx: StepContext) {
     const { inventory: inv, machine, facts } = ctx;
@@ -44,7 +45,7 @@ export const verifyStep: CheckStep = {
       routes: sh`ip -4 route show`,
       ...(machine.role === 'control-plane' ? { etcd: sh`${etcdHealthCommand(severalControlPlanes(inv))} 2>&1` } : {}),
       // The nodes too, on the machine that asks the API: a converged cluster needs no other round trip.
-      ...(asksApi(inv, machine) ? { nodes: getObjects(nodeObjects(inv)) } : {}),
+      ...(asksApi(inv, machine) ? { nodes: getObjects(clusterObjects(inv)) } : {}),
     });
     const p = found.probes;
 
@@ -76,13 +77,13 @@ export const verifyStep: CheckStep = {
       else if (w.secret && (f.mode! & 0o077) !== 0) problems.push(`${w.to} is readable by others (mode ${f.mode!.toString(8)})`);
     }
 
-    if (asksApi(inv, machine)) problems.push(...(await nodeProblems(ctx, p.nodes!)));
+    if (asksApi(inv, machine)) problems.push(...(await clusterProblems(ctx, p.nodes!)));
     if (problems.length > 0) throw new FailureError(`${problems.length} problem(s) on ${machine.hostname}:\n  - ${problems.join('\n  - ')}`);
   },
 };
 
-/** Every worker's Node object, read with the admin kubeconfig on the server (one missing is left out). */
-const nodeObjects = (inv: Inventory) => inv.workers.map((w) => `nodes/${w.hostname}`);
+/** Every worker's Node object and the objects that show cluster DNS serving, read with the admin kubeconfig on the server (one missing is left out). */
+const clusterObjects = (inv: Inventory) => [...inv.workers.map((w) => `nodes/${w.hostname}`), ...(inv.settings.dns.enabled ? DNS_HEALTH_OBJECTS : [])];
 
 /**
  * What the etcd probe shows: the local member unhealthy, or, with several control planes (where it
@@ -103,26 +104,32 @@ export function etcdProblems(inv: Inventory, answer: ProbeResult): string[] {
 const asksApi = (inv: Inventory, machine: Machine) => machine.hostname === inv.controlPlanes[0]!.hostname;
 
 /**
- * Every worker registered and Ready, asked of the API with the admin kubeconfig on the server.
- * Kubelets just started take a while to register: asked again every 2 s up to --ready-timeout.
+ * Every worker registered and Ready, and cluster DNS serving, asked of the API with the admin
+ * kubeconfig on the server. Kubelets and CoreDNS just started take a while: asked again every 2 s
+ * up to --ready-timeout.
  */
-async function nodeProblems(ctx: StepContext, first: ProbeResult): Promise<string[]> {
-  // The batch's answer: every node Ready already (a rerun), or ask again below (stderr, waits).
-  if (first.code === 0 && nodeStates(first.stdout, ctx.inventory.workers.map((w) => w.hostname)).length === 0) return [];
+async function clusterProblems(ctx: StepContext, first: ProbeResult): Promise<string[]> {
+  // The batch's answer: all well already (a rerun), or ask again below (stderr, waits).
+  if (first.code === 0 && problemsIn(ctx.inventory, first.stdout).length === 0) return [];
   const timeoutS = numberOption(ctx.options, 'ready-timeout');
   const deadline = Date.now() + timeoutS * 1000;
   for (;;) {
-    const problems = await nodeProblemsOnce(ctx);
+    const problems = await clusterProblemsOnce(ctx);
     if (problems.length === 0 || Date.now() >= deadline || problems[0]!.startsWith('kubectl')) return problems;
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
 
-async function nodeProblemsOnce(ctx: StepContext): Promise<string[]> {
-  const r = await ctx.facts.query(getObjectsCommand(nodeObjects(ctx.inventory)));
+async function clusterProblemsOnce(ctx: StepContext): Promise<string[]> {
+  const r = await ctx.facts.query(getObjectsCommand(clusterObjects(ctx.inventory)));
   if (r.code === NO_KUBECTL) return [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`];
   if (r.code !== 0) return [`the API does not answer "kubectl get nodes": ${r.stderr.trim().split('\n').pop()}`];
-  return nodeStates(r.stdout, ctx.inventory.workers.map((w) => w.hostname));
+  return problemsIn(ctx.inventory, r.stdout);
+}
+
+/** The nodes' problems, then cluster DNS's, in one `kubectl get -o json` answer. */
+function problemsIn(inv: Inventory, json: string): string[] {
+  return [...nodeStates(json, inv.workers.map((w) => w.hostname)), ...dnsHealthProblems(inv, objectItems(json))];
 }
 
 /** A Node as `kubectl get -o json` gives it, as far as readiness goes. */

@@ -26,6 +26,7 @@ import { parse as parseYaml } from 'yaml';
 import { useLab, type Lab } from '../e2e/helpers/lab.ts';
 import { Desired } from './desired.ts';
 import { killAt, Machines, q, reuseLab, runJson, type Kill, type MachineState, type Trigger } from './kill-helpers.ts';
+import { useCorednsSource } from '../../scripts/coredns-source.ts';
 
 // HARDWAY_KILL_LAB_DIR=DIR reuses a lab made by `hardway lab up --name e2e-kill --dir DIR` (left up
 // afterwards; download and build-images already done there), to rerun one point quickly with -t.
@@ -290,6 +291,7 @@ describe('SIGKILL at 20 points of hardway up on a 1-server 2-worker lab (real Ku
   beforeAll(async () => {
     const l = lab();
     if (!reuse) {
+      useCorednsSource(l.dir);
       for (const args of [['download', '--source', 'debian'], ['build-images']]) {
         const r = await l.hardway(args);
         if (r.code !== 0) throw new Error(`hardway ${args.join(' ')} failed (exit ${r.code}):\n${r.stderr}\n${r.stdout}`);

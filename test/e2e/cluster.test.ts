@@ -209,12 +209,13 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
     expect(out).toMatch(/pod hardway-smoke-\S+ Running on node-[01]/);
     expect(out).toContain('logs, exec and port-forward work');
     expect(out).toMatch(/NodePort \d+ answers on node-[01]/);
+    expect(out).toMatch(/names resolve in pods on node-0 and node-1 \(kubernetes\.default -> 10\.32\.0\.1, hardway-smoke -> 10\.32\.0\.\d+\), and http:\/\/hardway-smoke\/ answers there/);
     // A second run replaces the objects and still passes (an old ReplicaSet's Terminating pod is never picked).
     const again = await l.hardway(['smoke', '--image', WEB_IMAGE]);
     expect(again.code, `${again.stdout}\n${again.stderr}`).toBe(0);
   });
 
-  it("a pod on node-0 reaches a pod on node-1 by pod IP, and a ClusterIP Service from the other node (kube-proxy's rules)", async () => {
+  it("a pod on node-0 reaches a pod on node-1 by pod IP, and a ClusterIP Service from the other node (kube-proxy's rules), by its name too (CoreDNS)", async () => {
     const l = lab();
     const podsFile = join(l.dir, 'e2e-pods.json');
     writeFileSync(podsFile, `{"apiVersion":"v1","kind":"List","items":[${webPod('e2e-a', 'node-0')},${webPod('e2e-b', 'node-1')}]}`);
@@ -232,6 +233,19 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
     const clusterIp = (await jumpboxKubectl(l, ['get', 'service', 'e2e-a', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
     expect(contains(net('10.32.0.0/24'), parseIPv4(clusterIp)!), clusterIp).toBe(true);
     expect(await eventually(() => fetch('e2e-b', `http://${clusterIp}/`), 60)).toContain('hardway');
+    // Cluster DNS, from a pod on each worker: the API's name and the Service's resolve (busybox's
+    // nslookup asks the pod's nameserver, CoreDNS at 10.32.0.10), and node-1's pod fetches the page of
+    // node-0's pod by the Service's short name (the pod's search list).
+    const lookup = async (from: string, name: string) => {
+      const out = await jumpboxKubectl(l, ['exec', from, '--', 'nslookup', name]);
+      expect(out).toMatch(/^Server:\s+10\.32\.0\.10$/m);
+      return /^Name:\s+\S+\nAddress:?\s+(\S+)$/m.exec(out)?.[1];
+    };
+    for (const from of ['e2e-a', 'e2e-b']) {
+      expect(await lookup(from, 'kubernetes.default.svc.cluster.local'), from).toBe('10.32.0.1');
+      await eventually(async () => expect(await lookup(from, 'e2e-a.default.svc.cluster.local'), from).toBe(clusterIp), 60);
+    }
+    expect(await eventually(() => fetch('e2e-b', 'http://e2e-a/'), 60)).toContain('hardway');
     await jumpboxKubectl(l, ['delete', 'service', 'e2e-a']);
     await jumpboxKubectl(l, ['delete', '-f', podsFile, '--wait=false']);
   });

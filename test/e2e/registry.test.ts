@@ -27,19 +27,11 @@ async function hardway(l: Lab, args: string[]): Promise<string> {
 
 /**
  * `hardway download --source debian`. Another hardway on this host may be building the Kubernetes
- * server binaries into the shared cache right now: then wait for it and try again (the build is
- * minutes on a fresh machine; the binaries are then taken from the cache).
+ * server binaries into the shared cache right now: this one then waits for it (the build lock,
+ * src/download/build-cache.ts) and takes them from the cache (minutes on a fresh machine).
  */
 async function download(l: Lab): Promise<void> {
-  const deadline = Date.now() + BUILD_WAIT_MS;
-  for (;;) {
-    const r = await l.hardway(['download', '--source', 'debian']);
-    if (r.code === 0) return;
-    if (!/is building the same Kubernetes source right now/.test(r.stderr) || Date.now() > deadline) {
-      throw new Error(`hardway download --source debian failed (exit ${r.code}):\n${r.stderr}\n${r.stdout}`);
-    }
-    await new Promise((done) => setTimeout(done, 20_000));
-  }
+  await hardway(l, ['download', '--source', 'debian']);
 }
 
 const invocationId = async (l: Lab, m: string) => (await l.run(m, 'systemctl show -p InvocationID --value containerd')).trim();

@@ -20,14 +20,17 @@ interface Recorded {
   evidence: MachineEvidence[];
 }
 
-const read = (name: string): Recorded => JSON.parse(readFileSync(join(DOCTOR_FIXTURES, `${name}.json`), 'utf8')) as Recorded;
+/** The recordings of a 1+2 lab running the cluster DNS add-on (scripts/record-doctor-evidence.ts): healthy, dns-loop, dns-down. */
+export const DOCTOR_DNS_FIXTURES = resolve(import.meta.dirname, '../fixtures/doctor-dns');
+
+const read = (dir: string, name: string): Recorded => JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as Recorded;
 
 /** A recorded run: the context doctor would have built, the evidence and the API's answer. */
-export function recorded(name: string): { ctx: DoctorContext; evidence: MachineEvidence[]; api: ApiEvidence } {
-  const healthy = read('healthy');
-  const r = name === 'healthy' ? healthy : read(name);
+export function recorded(name: string, dir = DOCTOR_FIXTURES): { ctx: DoctorContext; evidence: MachineEvidence[]; api: ApiEvidence } {
+  const healthy = read(dir, 'healthy');
+  const r = name === 'healthy' ? healthy : read(dir, name);
   const evidence = healthy.evidence.map((e) => r.evidence.find((x) => x.machine === e.machine) ?? e);
-  const inventory = loadInventory(join(DOCTOR_FIXTURES, 'project/machines.txt'));
+  const inventory = loadInventory(join(dir, 'project/machines.txt'));
   const ctx: DoctorContext = {
     inventory,
     rendered: healthy.rendered!,
@@ -38,5 +41,6 @@ export function recorded(name: string): { ctx: DoctorContext; evidence: MachineE
     testImages: healthy.testImages!,
     now: r.now,
   };
-  return { ctx, evidence: structuredClone(evidence), api: structuredClone(r.api) };
+  // Recorded before the API answer held pods that do not run.
+  return { ctx, evidence: structuredClone(evidence), api: structuredClone({ ...r.api, podProblems: r.api.podProblems ?? [] }) };
 }

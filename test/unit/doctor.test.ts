@@ -15,14 +15,17 @@ import { gatherMachine } from '../../src/doctor/gather.ts';
 import { requestsFor } from '../../src/doctor/probes.ts';
 import { SCENARIOS } from '../../src/lab/break/scenarios.ts';
 import type { Transport } from '../../src/transport/types.ts';
-import { recorded } from './doctor.helpers.ts';
+import { DOCTOR_DNS_FIXTURES, DOCTOR_FIXTURES, recorded } from './doctor.helpers.ts';
 
 const KUBELET_CRT = '/var/lib/kubelet/kubelet.crt';
 /** The machine each recording broke (as `lab break --node` was given). */
 const BROKEN: Record<string, string> = {
   'worker-down': 'node-1', 'hosts-drift': 'node-1', 'mirror-missing': 'node-1', 'routes-missing': 'node-1',
   'netfilter-off': 'node-0', 'containerd-stopped': 'node-0', 'cni-config-missing': 'node-1', 'cert-expired': 'node-1',
+  'dns-loop': 'node-1', 'dns-down': 'server',
 };
+/** Where each recording is: the cluster DNS scenarios were recorded on a lab that runs the add-on. */
+const RECORDED_IN = (scenario: string) => (scenario.startsWith('dns-') ? DOCTOR_DNS_FIXTURES : DOCTOR_FIXTURES);
 
 describe('doctor on recorded evidence of a real 1+2 lab', () => {
   it('healthy: no finding, and says so', () => {
@@ -35,7 +38,7 @@ describe('doctor on recorded evidence of a real 1+2 lab', () => {
 
   for (const s of SCENARIOS) {
     it(`${s.name}: the first finding is ${s.doctor.check} on the broken machine, with the fix the scenario promises`, () => {
-      const { ctx, evidence, api } = recorded(s.name);
+      const { ctx, evidence, api } = recorded(s.name, RECORDED_IN(s.name));
       const node = BROKEN[s.name]!;
       const [first, ...rest] = diagnose(ctx, evidence, api);
       expect(first).toMatchObject({ machine: node, check: s.doctor.check, fix: s.doctor.fix.replace('NODE', node).replace('LAB', 'e2e-doc') });
@@ -186,16 +189,20 @@ describe('doctor: certificates judged on the machine\'s own clock', () => {
 });
 
 describe('doctor: parsing and reading', () => {
-  it('parses kubectl get nodes,pods -o json: Ready condition, pod CIDR, images per node', () => {
+  it('parses kubectl get nodes,pods,deployments -o json: Ready condition, pod CIDR, images per node, pods that do not run, the CoreDNS Deployment', () => {
     const json = JSON.stringify({ items: [
       { kind: 'Node', metadata: { name: 'node-0' }, spec: { podCIDR: '10.200.0.0/24' }, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'x' }] } },
       { kind: 'Node', metadata: { name: 'node-1' }, spec: {}, status: {} },
       { kind: 'Pod', metadata: { name: 'p' }, spec: { nodeName: 'node-0', containers: [{ image: 'localhost:5001/hardway/web:1' }] } },
-      { kind: 'Pod', metadata: { name: 'pending' }, spec: { containers: [{ image: 'nginx' }] } },
+      { kind: 'Pod', metadata: { name: 'pending' }, spec: { containers: [{ image: 'nginx' }] }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' }] } },
+      { kind: 'Deployment', metadata: { name: 'coredns', namespace: 'kube-system' }, spec: { replicas: 2 }, status: { readyReplicas: 1 } },
+      { kind: 'Deployment', metadata: { name: 'coredns', namespace: 'default' }, spec: { replicas: 5 }, status: {} },
     ] });
     expect(parseNodesAndPods(json)).toEqual({
       nodes: [{ name: 'node-0', ready: 'False', reason: 'KubeletNotReady', message: 'x', podCidr: '10.200.0.0/24' }, { name: 'node-1', ready: '' }],
       podImages: [{ node: 'node-0', image: 'localhost:5001/hardway/web:1' }],
+      podProblems: [{ name: 'pending', namespace: 'default', node: '', labels: {}, trouble: 'pending', why: 'Unschedulable: 0/2 nodes are available' }],
+      dnsDeployment: { replicas: 2, ready: 1 },
     });
   });
 

@@ -23,6 +23,7 @@ describe('step lanes', () => {
       [['distribute']],
       [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy']],
       [['routes']],
+      [['dns']],
       [['verify']],
     ]);
     // --only keeps the order and drops what is left empty.

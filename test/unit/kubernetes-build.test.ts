@@ -2,7 +2,7 @@
 // Debian version carries, and the Sources index entry (files and SHA-256) apt-cache showsrc prints.
 import { describe, expect, it } from 'vitest';
 import { parseSourceStanzas } from '../../src/download/apt-source.ts';
-import { upstreamVersion } from '../../src/download/kubernetes-build.ts';
+import { upstreamVersion } from '../../src/download/kubernetes-source.ts';
 
 const SHOWSRC = `Package: kubernetes
 Binary: kubernetes-client

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseClusterSettings } from '../../src/cluster-settings.ts';
 import { parseInventory } from '../../src/inventory.ts';
-import { cloudConfig, host0Network, machineFiles, metaData, sshdConfig, userData } from '../../src/lab/machine-config.ts';
+import { cloudConfig, host0Network, labResolver, machineFiles, metaData, sshdConfig, userData } from '../../src/lab/machine-config.ts';
 import { PAUSE_IMAGE } from '../../src/images/names.ts';
 import { checkDirIsLabs, clusterYaml, knownHosts, machinesTxt, sshConfig } from '../../src/lab/outputs.ts';
 import { planLab } from '../../src/lab/plan.ts';
@@ -21,6 +21,17 @@ describe('machine files', () => {
     expect(text).toMatch(/^Address=10\.240\.0\.20\/24$/m);
     expect(text).not.toMatch(/^(Gateway|DNS|DHCP)=/m);
     expect(machineFiles('dev', node0, 24, 'ssh-ed25519 AAAA k').map((f) => f.path)).toContain('etc/systemd/network/10-host0.network');
+  });
+
+  it('gives every machine a resolver on its lab subnet that no machine holds (never 127.x, which CoreDNS would forward to itself)', () => {
+    const files = machineFiles('dev', node0, 24, 'ssh-ed25519 AAAA k');
+    const resolv = files.find((f) => f.path === 'etc/resolv.conf')!;
+    expect(resolv.content).toMatch(/^nameserver 10\.240\.0\.2$/m);
+    expect(resolv.content).toMatch(/^options timeout:1 attempts:1$/m);
+    expect(labResolver({ ip: '10.240.7.33' }, 24)).toBe('10.240.7.2');
+    expect(labResolver({ ip: '10.240.7.200' }, 25)).toBe('10.240.7.130');
+    const taken = planLab({ name: 'dev', subnet: '10.240.0.0/24', servers: 3, workers: 30, registry: true, dir: '/srv/lab' }).machines.map((m) => m.ip);
+    expect(taken).not.toContain(labResolver(node0, 24));
   });
 
   it('lets root in by key only and serves only the recorded ed25519 host key', () => {

@@ -15,6 +15,7 @@ import { SUPPORTED_KUBERNETES } from '../../src/render/kubernetes-version.ts';
 import { renderMachine, type RenderOptions } from '../../src/render/machine.ts';
 import { kubernetesToRender } from '../../src/steps/support/kubernetes-version.ts';
 import { containerdRenderOptions } from '../../src/steps/support/worker-render.ts';
+import { dnsObjects } from '../../src/dns/manifest.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -92,6 +93,16 @@ for (const set of [...SETS, HA_SET]) {
         }
       });
     }
+
+    it('cluster objects: the DNS add-on (cluster/coredns.yaml) equals its golden file', () => {
+      const file = join(set.golden, 'cluster/coredns.yaml');
+      const text = dnsObjects(set.inv, set.minor).map((o) => o.yaml).join('');
+      if (UPDATE) {
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, text);
+      }
+      expect(text).toBe(readFileSync(file, 'utf8'));
+    });
 
     it('shows each worker its own pod subnet in the CNI and kubelet configs', () => {
       const golden = (host: string, path: string) => readFileSync(join(set.golden, host, path), 'utf8');

@@ -38,8 +38,21 @@ describe('worker files', () => {
       tlsPrivateKeyFile: WORKER.kubeletKey,
       runtimeRequestTimeout: '15m',
       clusterDomain: 'cluster.local',
+      // The kube-dns Service: the 10th address of the service CIDR.
+      clusterDNS: ['10.32.0.10'],
     });
-    expect(cfg).not.toHaveProperty('clusterDNS');
+  });
+
+  it('kubelet config points pods at dns.clusterIP, and at no cluster DNS when the add-on is off', () => {
+    const at = (dns: object) => {
+      const settings = { ...defaultSettings(), dns: { enabled: true, ...dns } };
+      const i = inventory(EXAMPLE, settings);
+      return parseYaml(file(renderMachine(i, host(i, 'node-0')), WORKER.kubeletConfig).content);
+    };
+    expect(at({ clusterIP: '10.32.0.53' }).clusterDNS).toEqual(['10.32.0.53']);
+    const off = at({ enabled: false });
+    expect(off).not.toHaveProperty('clusterDNS');
+    expect(off.clusterDomain).toBe('cluster.local');
   });
 
   it('kubelet config takes the resolver file detected on the machine, and refuses an unsafe one', () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { CommandError, InputError } from '../../errors.ts';
 import { loadInventory, type Machine } from '../../inventory.ts';
 import { openTransport } from '../../transport/index.ts';
+import { localKubectl } from '../../steps/support/api.ts';
 import type { Transport } from '../../transport/types.ts';
 import { runningPid } from '../boot.ts';
 import { labRebootMachine, labStopMachine } from '../control.ts';
@@ -43,13 +44,21 @@ export async function labBreak(req: BreakRequest, paths: LabPaths, progress: Pro
     throw new InputError(`${machine.hostname} is not running: ${scenario.name} breaks a running machine`, `hardway lab start ${machine.hostname} --name ${state.plan.spec.name}`);
   }
   let transport: Transport | undefined;
+  let apiTransport: Transport | undefined;
   const connected = async () => (transport ??= await openTransport(machine, inventory.settings.ssh, { dir }));
+  const cp = inventory.controlPlanes[0]!;
   const env: BreakEnv = {
     inventory,
     machine,
     async exec(cmd) {
       const r = await (await connected()).exec(cmd);
       if (r.code !== 0) throw new CommandError(machine.hostname, cmd.text, r.code, r.stderr, r.stdout);
+      return r.stdout;
+    },
+    async kubectl(args) {
+      const cmd = localKubectl(args, 30);
+      const r = await (apiTransport ??= await openTransport(cp, inventory.settings.ssh, { dir })).exec(cmd);
+      if (r.code !== 0) throw new CommandError(cp.hostname, cmd.text, r.code, r.stderr, r.stdout);
       return r.stdout;
     },
     upload: async (path, content, mode) => (await connected()).upload(path, { data: Buffer.from(content) }, { mode }),
@@ -71,6 +80,7 @@ export async function labBreak(req: BreakRequest, paths: LabPaths, progress: Pro
     ];
   } finally {
     await transport?.close();
+    await apiTransport?.close();
   }
 }
 

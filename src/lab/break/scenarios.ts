@@ -2,6 +2,7 @@
 // grew from describe, made for real on one machine. None is undone by `lab break`: the way back is
 // the command `hardway doctor` names (each row says which, for the tests and for the README).
 import { readFileSync } from 'node:fs';
+import { FailureError } from '../../errors.ts';
 import { join } from 'node:path';
 import type { Inventory, Machine, Role } from '../../inventory.ts';
 import { HOSTS_MARKERS, PKI, WORKER } from '../../layout.ts';
@@ -18,6 +19,8 @@ export interface BreakEnv {
   machine: Machine;
   /** Runs a command on the machine; throws a CommandError naming machine, command and stderr. */
   exec(cmd: Command): Promise<string>;
+  /** Runs kubectl with these arguments against the cluster's API (admin kubeconfig, on the first control plane). */
+  kubectl(args: Command): Promise<string>;
   /** Writes a file on the machine (temp file + rename). */
   upload(path: string, content: string, mode: number): Promise<void>;
   /** Stops the machine (clean shutdown of its systemd-nspawn). */
@@ -42,6 +45,10 @@ export interface Scenario {
   /** Makes the fault; returns what it did, one line per change. */
   apply(env: BreakEnv): Promise<string[]>;
 }
+
+/** What systemd-resolved writes as its stub resolver file (the one /etc/resolv.conf links to on Ubuntu), for dns-loop. */
+export const STUB_RESOLV_CONF = '/run/systemd/resolve/stub-resolv.conf';
+const STUB_CONTENT = '# This is /run/systemd/resolve/stub-resolv.conf managed by man:systemd-resolved(8).\nnameserver 127.0.0.53\noptions edns0 trust-ad\nsearch .\n';
 
 /** The image mirror-missing puts into the node's cache first: the trap that hides a broken mirror. */
 export const CACHED_IMAGE = `${LAB_REGISTRY_NAME}/${repositoryOf(WEB_IMAGE)}`;
@@ -151,7 +158,58 @@ export const SCENARIOS: Scenario[] = [
       return [`installed an expired certificate as ${WORKER.kubeletCrt} and in ${WORKER.kubeletKubeconfig}`, 'restarted the kubelet'];
     },
   },
+  {
+    name: 'dns-loop',
+    breaks: `points the kubelet's resolvConf at a local stub resolver (${STUB_RESOLV_CONF}: nameserver 127.0.0.53, as systemd-resolved's), then restarts the kubelet and the CoreDNS pods on the node`,
+    sees: 'the CoreDNS pod there crash-loops, its log says "Loop (127.0.0.1:... -> :53) detected"; the other replica keeps answering until it meets the same trap',
+    roles: ['worker'],
+    doctor: { check: 'kubelet-dns', fix: 'hardway up --only kubelet --only dns' },
+    async apply(env) {
+      await env.upload(STUB_RESOLV_CONF, STUB_CONTENT, 0o644);
+      const restarted = Number(await env.exec(sh`sed -i ${`s|^resolvConf: .*|resolvConf: "${STUB_RESOLV_CONF}"|`} ${WORKER.kubeletConfig} && systemctl restart kubelet && date +%s`));
+      // The restarted kubelet reports NotReady for a moment (seconds after its start), and the
+      // scheduler would place the new pod elsewhere: wait for its first Ready report since.
+      const node = env.machine.hostname;
+      await readyAgain(env, node, restarted);
+      // A pod keeps the resolver file it started with: only CoreDNS pods started now get the stub.
+      const pods = async () => (await env.kubectl(sh`get pods -n kube-system -l k8s-app=kube-dns --no-headers -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName`))
+        .split('\n').map((l) => l.trim().split(/\s+/)).filter((p) => p[0]) as [string, string][];
+      const before = await pods();
+      const here = before.filter((p) => p[1] === node).map((p) => p[0]);
+      // None on this node: one from elsewhere, whose replacement the scheduler prefers to put where no CoreDNS runs.
+      const restart = here.length ? here : before.slice(0, 1).map((p) => p[0]);
+      if (restart.length) await env.kubectl(sh`delete pod ${restart} -n kube-system --wait=false`);
+      const done = [`wrote ${STUB_RESOLV_CONF} (nameserver 127.0.0.53)`, `set resolvConf: "${STUB_RESOLV_CONF}" in ${WORKER.kubeletConfig} and restarted the kubelet`,
+        ...restart.map((p) => `deleted CoreDNS pod ${p}, so that a new one starts with the stub resolver`)];
+      const fresh = (await pods()).filter((p) => !before.some((b) => b[0] === p[0]));
+      const there = fresh.filter((p) => p[1] === node);
+      done.push(there.length ? `new CoreDNS pod ${there[0]![0]} is on ${node}` : `no new CoreDNS pod is on ${node} yet (${fresh.map((p) => `${p[0]} on ${p[1] || 'no node'}`).join(', ') || 'none'}): the loop shows once one starts there`);
+      return done;
+    },
+  },
+  {
+    name: 'dns-down',
+    breaks: 'scales the CoreDNS Deployment to 0 replicas, as a mistaken `kubectl scale` or a deleted add-on does',
+    sees: 'every node stays Ready and pods run; nothing in a pod finds a Service by its name (nslookup kubernetes.default times out), while addresses still work',
+    roles: ['control-plane'],
+    doctor: { check: 'dns', fix: 'hardway dns --node NODE' },
+    async apply(env) {
+      await env.kubectl(sh`scale deployment coredns -n kube-system --replicas=0`);
+      return ['scaled deployment kube-system/coredns to 0 replicas'];
+    },
+  },
 ];
+
+/** Waits (up to 2 minutes) until node's kubelet has said Ready since `since` (seconds since the epoch) and the node carries no not-ready taint. */
+async function readyAgain(env: BreakEnv, node: string, since: number): Promise<void> {
+  const ask = sh`get node ${node} -o ${'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime} {.spec.taints[*].key}'}`;
+  for (let i = 0; i < 60; i++) {
+    const [status, heartbeat, ...taints] = (await env.kubectl(ask)).trim().split(/\s+/);
+    if (status === 'True' && Date.parse(heartbeat ?? '') / 1000 > since && !taints.includes('node.kubernetes.io/not-ready')) return;
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+  throw new FailureError(`${node} did not report Ready within 2 minutes after its kubelet restarted`, `check "journalctl -u kubelet" on ${node}`);
+}
 
 /** `text` without hardway's hosts block (begin and end marker lines and everything between). Pure. */
 export function withoutBlock(text: string): string {

@@ -3,6 +3,7 @@
 // that renders and the remote commands' pre-flight check all ask this one function, so the rendered
 // tree is what the machines get, and an unsupported release stops a run before any machine is touched.
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { defaultSettings } from '../../cluster-settings.ts';
 import { binaryRelPath, readDownloads } from '../../download/layout.ts';
 import { InputError } from '../../errors.ts';
@@ -28,7 +29,7 @@ export const FROM_DEFAULT = "hardway's default versions.kubernetes; there is no 
  * records for the server binaries, else settings.versions.kubernetes. InputError when it is outside
  * SUPPORTED_KUBERNETES, or when downloads/ holds server binaries of different releases.
  */
-export function kubernetesToRender(inv: Inventory): KubernetesChoice {
+export function kubernetesToRender(inv: Pick<Inventory, 'dir' | 'settings'>): KubernetesChoice {
   const files = readDownloads(inv.dir)?.files ?? [];
   const found = KUBERNETES_SERVER_BINARIES.flatMap((name) => {
     const f = files.find((x) => x.path === binaryRelPath(name));
@@ -36,7 +37,7 @@ export function kubernetesToRender(inv: Inventory): KubernetesChoice {
   });
   if (found.length === 0) {
     const version = inv.settings.versions.kubernetes;
-    const from = version === defaultSettings().versions.kubernetes && !existsSync(inv.clusterFile) ? FROM_DEFAULT : FROM_SETTINGS;
+    const from = version === defaultSettings().versions.kubernetes && !existsSync(join(inv.dir, 'cluster.yaml')) ? FROM_DEFAULT : FROM_SETTINGS;
     supportedKubernetes(version, from);
     return { version, from };
   }

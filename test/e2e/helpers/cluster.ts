@@ -6,7 +6,8 @@
  *   prepareClusterProject(lab)   `hardway download --source debian` (Debian's binaries, and the real
  *                                Kubernetes v1.20.2 server binaries built from Debian's source package:
  *                                minutes on a fresh machine, then cached) and `hardway build-images`
- *                                (the offline pause and web images). Throws on failure.
+ *                                (the offline pause and web images, and CoreDNS built from
+ *                                ../shared/third_party, set as dns.source). Throws on failure.
  *   jumpboxKubectl(lab, args)    kubectl on this host with the jumpbox kubeconfig (pki/jumpbox.kubeconfig),
  *                                to the server's address (the host does not resolve the lab's names).
  *   runJson(lab, args)           runs `hardway ...args --json`; resolves { code, json, stderr }.
@@ -26,6 +27,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Lab, RunResult } from './lab.ts';
+import { useCorednsSource } from '../../../scripts/coredns-source.ts';
 
 /** One result line of a remote command's --json output, and the whole summary: the engine's own types. */
 export type { HostResult as StepResult, RunResult as RunSummary } from '../../../src/engine/types.ts';
@@ -33,6 +35,7 @@ import type { RunResult as RunSummary } from '../../../src/engine/types.ts';
 
 /** The real binaries (Debian's, and Kubernetes built from Debian's source package) and the offline images. */
 export async function prepareClusterProject(lab: Lab): Promise<void> {
+  useCorednsSource(lab.dir);
   for (const args of [['download', '--source', 'debian'], ['build-images']]) {
     const r = await lab.hardway(args);
     if (r.code !== 0) throw new Error(`hardway ${args.join(' ')} failed (exit ${r.code}):\n${r.stderr}\n${r.stdout}`);

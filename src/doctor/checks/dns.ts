@@ -1,0 +1,118 @@
+// Cluster DNS: does each worker's kubelet give pods the kube-dns address and a resolver file that is
+// not the node's own stub (in a pod, 127.0.0.53 is the pod: CoreDNS there forwards to itself), and
+// does CoreDNS run. A kubelet's settings explain the CoreDNS pod that crashes on its node. Pure.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { COREDNS_IMAGE, imagesDir } from '../../images/names.ts';
+import type { Machine } from '../../inventory.ts';
+import { WORKER } from '../../layout.ts';
+import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../../dns/manifest.ts';
+import { hardwayFix, projectFix, workerStepFix } from '../fixes.ts';
+import { KUBELET_DNS_PROBE } from '../probes.ts';
+import type { ApiEvidence, DoctorContext, Finding, MachineEvidence } from '../types.ts';
+
+/** The resolver file hardway gives the kubelet: systemd-resolved's real one where it runs (never its stub), else /etc/resolv.conf. */
+export function kubeletResolverFile(resolvedActive: boolean): string {
+  return resolvedActive ? '/run/systemd/resolve/resolv.conf' : '/etc/resolv.conf';
+}
+
+/** What the kubelet DNS probe says: the resolver file, whether systemd-resolved runs, that file's nameservers. */
+export function parseKubeletDns(text: string): { file: string; resolved: boolean; nameservers: string[] } {
+  const lines = text.split('\n');
+  const value = (key: string) => lines.find((l) => l.startsWith(`${key}=`))?.slice(key.length + 1).trim() ?? '';
+  return {
+    file: value('resolvConf'),
+    resolved: value('resolved') === 'active',
+    nameservers: lines.flatMap((l) => /^nameserver\s+(\S+)/.exec(l)?.[1] ?? []),
+  };
+}
+
+/** A nameserver that is the node itself: in a pod's network namespace that address is the pod. */
+const isLocal = (ip: string) => ip.startsWith('127.') || ip === '::1';
+
+/** The kubelet's DNS settings on a worker: clusterDNS other than the kube-dns address, or a stub resolver handed to pods. */
+export function kubeletDnsFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
+  const config = ev.files[WORKER.kubeletConfig];
+  if (m.role !== 'worker' || !ctx.inventory.settings.dns.enabled || !config) return [];
+  const found: Finding[] = [];
+  const parsed = (() => {
+    try {
+      return (parseYaml(config) ?? {}) as { clusterDNS?: unknown };
+    } catch {
+      return {};
+    }
+  })();
+  const clusterDns = Array.isArray(parsed.clusterDNS) ? parsed.clusterDNS.map(String) : [];
+  const want = ctx.inventory.clusterDnsIp;
+  if (!clusterDns.includes(want)) {
+    found.push({
+      machine: m.hostname, check: 'kubelet-dns',
+      cause: `the kubelet on ${m.hostname} gives pods ${clusterDns.length ? clusterDns.join(', ') : 'no cluster DNS server'} to ask for names, but the kube-dns Service is at ${want}: ` +
+        'Services cannot be found by name from pods there (pods started before the fix keep their old settings until they are made anew)',
+      evidence: `${WORKER.kubeletConfig}: clusterDNS ${clusterDns.length ? clusterDns.join(', ') : '(none)'}`,
+      fix: workerStepFix(ctx, 'kubelet', m.hostname),
+    });
+  }
+  const dns = parseKubeletDns(ev.probes[KUBELET_DNS_PROBE]?.stdout ?? '');
+  const local = dns.nameservers.filter(isLocal);
+  if (dns.file && local.length > 0) {
+    const hardways = kubeletResolverFile(dns.resolved);
+    const drift = dns.file !== hardways;
+    found.push({
+      machine: m.hostname, check: 'kubelet-dns',
+      cause: `the kubelet on ${m.hostname} hands pods ${dns.file}, whose nameserver ${local[0]} is a stub resolver on the node itself: ` +
+        `in a pod that address is the pod, so CoreDNS there forwards to itself (a loop)` +
+        (drift ? `; hardway gives the kubelet ${hardways}, and the fix also replaces the CoreDNS pods that crash`
+          : `; point ${dns.file} at the network's resolvers${dns.resolved ? '' : ' (or run systemd-resolved: hardway then gives the kubelet its /run/systemd/resolve/resolv.conf)'}`),
+      evidence: `${WORKER.kubeletConfig}: resolvConf ${dns.file}; ${dns.file}: ${dns.nameservers.map((n) => `nameserver ${n}`).join(', ')}`,
+      fix: drift ? projectFix(ctx, 'up --only kubelet --only dns') : null,
+    });
+  }
+  return found;
+}
+
+/**
+ * CoreDNS as the API sees it: the Deployment missing or scaled to zero, and each CoreDNS pod that
+ * does not run, with the API's reason. A pod on a node whose kubelet settings explain it adds its
+ * state to that finding instead.
+ */
+export function corednsFindings(ctx: DoctorContext, api: ApiEvidence, found: Finding[]): Finding[] {
+  const inv = ctx.inventory;
+  if (!inv.settings.dns.enabled) return [];
+  const cp = inv.controlPlanes[0]!.hostname;
+  const deployment = api.dnsDeployment;
+  const down = `nothing answers at ${inv.clusterDnsIp}, so no pod finds a Service by its name`;
+  if (!deployment) {
+    return [{ machine: cp, check: 'dns', cause: `the CoreDNS Deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} does not exist: ${down}`,
+      evidence: `${api.command}: no deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT}`, fix: hardwayFix(ctx, 'dns', cp) }];
+  }
+  if (deployment.replicas === 0) {
+    return [{ machine: cp, check: 'dns', cause: `CoreDNS is scaled to 0 replicas: ${down}`,
+      evidence: `${api.command}: deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} replicas 0`, fix: hardwayFix(ctx, 'dns', cp) }];
+  }
+  return api.podProblems.filter((p) => p.namespace === DNS_NAMESPACE && p.labels['k8s-app'] === 'kube-dns').flatMap((p): Finding[] => {
+    const machine = p.node || cp;
+    const evidence = `kubectl get pods -n ${DNS_NAMESPACE}: ${p.name}${p.node ? ` on ${p.node}` : ''}: ${p.why}`;
+    const explained = found.find((f) => f.machine === machine && f.check === 'kubelet-dns');
+    if (explained) {
+      explained.evidence += `; ${evidence}`;
+      return [];
+    }
+    const where = p.node ? ` on ${p.node}` : '';
+    if (p.trouble === 'crash-loop') {
+      const loop = /Loop \(.*\) detected/.test(p.why);
+      return [{ machine, check: 'dns', evidence, fix: hardwayFix(ctx, 'dns', cp),
+        cause: loop
+          ? `CoreDNS pod ${p.name}${where} forwards to itself (its loop plugin stopped it): it still has the resolver file its node gave it when it started; a new pod gets the node's file as it is now`
+          : `CoreDNS pod ${p.name}${where} crash-loops; a new pod starts with the ConfigMap and the node's resolver file as they are now` }];
+    }
+    if (p.trouble === 'image-pull' && p.why.includes(COREDNS_IMAGE)) {
+      const built = existsSync(join(imagesDir(inv.dir), 'coredns.tar'));
+      return [{ machine, check: 'dns', evidence,
+        cause: `CoreDNS pod ${p.name}${where} cannot start: ${COREDNS_IMAGE} is not on the node (it is built offline${built ? ' and is in images/: load it' : ': build it, then run "hardway images"'})`,
+        fix: built ? hardwayFix(ctx, 'images', machine) : projectFix(ctx, 'build-images') }];
+    }
+    return [{ machine, check: 'dns', evidence, fix: null, cause: `CoreDNS pod ${p.name}${where} does not run (${p.trouble}): ${p.why}` }];
+  });
+}

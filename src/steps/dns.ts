@@ -1,0 +1,111 @@
+// dns: the cluster DNS add-on. CoreDNS (a Deployment of two, its ConfigMap, service account and
+// RBAC) and the kube-dns Service at the address every kubelet hands to pods as clusterDNS.
+// Planned from the live objects, read with the other plans' cluster reads: an object is applied
+// only when it lacks a field of the manifest, so a rerun changes nothing. dns.enabled: false
+// removes what hardway made. A CoreDNS pod that crash-loops is replaced, because a pod keeps the
+// resolver file its node gave it at start: after that node's kubelet is fixed (a stub resolver in
+// resolvConf makes CoreDNS loop), only a new pod gets the right one.
+import { FailureError } from '../errors.ts';
+import { sh } from '../shell.ts';
+import type { Change, ChangeStep, StepContext, VerifyContext } from '../engine/types.ts';
+import type { Inventory } from '../inventory.ts';
+import { parseKubernetesVersion } from '../render/kubernetes-version.ts';
+import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL, dnsObjects, type DnsObject } from '../dns/manifest.ts';
+import { corednsImage } from '../dns/image.ts';
+import { COREDNS_IMAGE } from '../images/names.ts';
+import { localKubectl } from './support/api.ts';
+import { findObject, holdsFields, objectItems, readLiveObjects, type KubeObject } from './support/cluster-objects.ts';
+import { kubernetesToRender } from './support/kubernetes-version.ts';
+import { podProblems, type PodObject } from './support/pods.ts';
+import { numberOption } from './options.ts';
+
+/** Every object of the add-on by TYPE/NAME, whatever cluster.yaml says (dns.enabled: false removes them). */
+export const DNS_RESOURCES = ['serviceaccount/coredns', 'clusterrole/system:coredns', 'clusterrolebinding/system:coredns', 'configmap/coredns', 'deployment/coredns', 'service/kube-dns'] as const;
+
+/** The label every object hardway made carries: only those are removed when the add-on is turned off. */
+const MANAGED = 'app.kubernetes.io/managed-by';
+
+interface LiveObject extends KubeObject {
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+  spec?: { clusterIP?: string; replicas?: number };
+  status?: { replicas?: number; readyReplicas?: number; availableReplicas?: number };
+}
+
+/** The Kubernetes minor whose CoreDNS image the cluster runs (the release the machines get). */
+export function clusterMinor(inv: Inventory): number {
+  const k8s = kubernetesToRender(inv);
+  return parseKubernetesVersion(k8s.version)!.minor;
+}
+
+const kubectl = (args: ReturnType<typeof sh>) => localKubectl(args, 30);
+
+/** The dns step (first control-plane machine: the objects are cluster-wide). */
+export const dnsStep: ChangeStep = {
+  name: 'dns',
+  title: 'Cluster DNS: CoreDNS and the kube-dns Service',
+  targets: (inv) => inv.controlPlanes.slice(0, 1),
+  async plan(ctx: StepContext): Promise<Change[]> {
+    const inv = ctx.inventory;
+    const wanted = inv.settings.dns.enabled ? dnsObjects(inv, clusterMinor(inv)) : [];
+    const live = await readLiveObjects<LiveObject>(ctx, DNS_RESOURCES, 'hardway bootstrap-control-plane');
+    if ('notYet' in live) {
+      return wanted.length ? [applyChange(wanted, `CoreDNS and the kube-dns Service at ${inv.clusterDnsIp}: ${live.notYet}`)] : [];
+    }
+    if (!inv.settings.dns.enabled) return removeChanges(live.items);
+    const changes: Change[] = [];
+    const service = findObject(live.items, 'Service', 'kube-dns');
+    if (service && service.spec?.clusterIP !== inv.clusterDnsIp) {
+      // A Service's address cannot change in place: it is removed, then made anew at the new one.
+      changes.push({ kind: 'exec', cmd: kubectl(sh`delete service kube-dns -n ${DNS_NAMESPACE} --wait=true`),
+        reason: `the kube-dns Service has address ${service.spec?.clusterIP ?? 'none'}, want ${inv.clusterDnsIp} (an address cannot change: the Service is made anew)` });
+    }
+    const differ = wanted.filter((w) => !holdsFields(findObject(live.items, w.kind, w.name), w.object) || (w.kind === 'Service' && changes.length > 0));
+    if (differ.length > 0) changes.push(applyChange(differ, `${differ.map((d) => d.resource).join(', ')} missing or different`));
+    // Pods are read only when the Deployment is short of ready replicas: a healthy rerun asks nothing more.
+    const deployment = findObject(live.items, 'Deployment', DNS_DEPLOYMENT);
+    if (deployment && (deployment.status?.readyReplicas ?? 0) < (deployment.spec?.replicas ?? 0)) {
+      changes.push(...(await crashChanges(ctx)));
+    }
+    return changes;
+  },
+  async verify(ctx: VerifyContext): Promise<void> {
+    if (!ctx.inventory.settings.dns.enabled || ctx.applied.length === 0) return;
+    // Applied now: CoreDNS must come up (image on the nodes, Corefile accepted, API reachable from the pods).
+    const timeoutS = Math.max(numberOption(ctx.options, 'ready-timeout'), 60);
+    const r = await ctx.facts.query(localKubectl(sh`rollout status deployment/${DNS_DEPLOYMENT} -n ${DNS_NAMESPACE} --timeout=${`${timeoutS}s`}`, timeoutS + 10), { timeoutMs: (timeoutS + 20) * 1000 });
+    if (r.code !== 0) {
+      const pods = await ctx.facts.query(localKubectl(sh`get pods -n ${DNS_NAMESPACE} -l ${DNS_POD_LABEL} -o json`, 10));
+      const why = pods.code === 0 ? podProblems(objectItems<PodObject>(pods.stdout)).map((p) => `${p.name} on ${p.node || 'no node'}: ${p.why}`) : [];
+      const image = corednsImage(ctx.inventory.settings, clusterMinor(ctx.inventory));
+      const offline = image === COREDNS_IMAGE && why.some((w) => /ErrImagePull|ImagePullBackOff/.test(w));
+      throw new FailureError(`CoreDNS did not become available within ${timeoutS}s: ${(r.stderr || r.stdout).trim().split('\n').pop()}${why.length ? `\n  - ${why.join('\n  - ')}` : ''}`,
+        offline ? `${image} is built offline: run "hardway build-images", then "hardway images" (or "hardway up")` : 'run "hardway doctor": it names the pods that do not start and why');
+    }
+  },
+};
+
+/** One `kubectl apply` of the objects that differ, in the manifest's order. */
+function applyChange(objects: DnsObject[], reason: string): Change {
+  return { kind: 'exec', cmd: kubectl(sh`apply -f -`), stdin: objects.map((o) => o.yaml).join(''), reason };
+}
+
+/** dns.enabled: false: hardway's own objects of the add-on (labelled by it) are deleted, the Service and Deployment first. */
+function removeChanges(items: LiveObject[]): Change[] {
+  const ours = [...DNS_RESOURCES].reverse().filter((r) => {
+    const [type, name] = r.split('/') as [string, string];
+    return items.some((o) => o.kind?.toLowerCase() === type && o.metadata?.name === name && o.metadata?.labels?.[MANAGED] === 'hardway');
+  });
+  if (ours.length === 0) return [];
+  return [{ kind: 'exec', cmd: kubectl(sh`delete ${ours} -n ${DNS_NAMESPACE} --ignore-not-found`), reason: 'dns.enabled is false in cluster.yaml: the add-on hardway made is removed' }];
+}
+
+/** A delete of each CoreDNS pod that crash-loops: its Deployment makes a new one, with its node's resolver settings as they are now. */
+async function crashChanges(ctx: StepContext): Promise<Change[]> {
+  const r = await ctx.facts.query(localKubectl(sh`get pods -n ${DNS_NAMESPACE} -l ${DNS_POD_LABEL} -o json`, 10));
+  if (r.code !== 0) return [];
+  return podProblems(objectItems<PodObject>(r.stdout)).filter((p) => p.trouble === 'crash-loop').map((p): Change => ({
+    kind: 'exec',
+    cmd: kubectl(sh`delete pod ${p.name} -n ${DNS_NAMESPACE} --wait=false`),
+    reason: `CoreDNS pod ${p.name} on ${p.node} crash-loops (${p.why}): replaced, so that it starts with its node's resolver settings as they are now`,
+  }));
+}

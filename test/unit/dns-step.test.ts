@@ -1,0 +1,107 @@
+// The dns step plans from the live objects on a fake control plane: a fresh cluster gets every
+// object in one apply, a converged one nothing; only what differs is applied again; a Service at
+// another address is made anew; dns.enabled: false removes hardway's objects; a crash-looping
+// CoreDNS pod is replaced. Each plan only reads (the fake refuses anything else while planning).
+import { beforeAll, describe, expect, it } from 'vitest';
+import { applyChange, describeChange } from '../../src/engine/apply.ts';
+import type { Change } from '../../src/engine/types.ts';
+import type { Inventory } from '../../src/inventory.ts';
+import { dnsStep } from '../../src/steps/dns.ts';
+import { debianMachine } from '../fixtures/debian-machine.ts';
+import { planOn, project } from './step-plans.helpers.ts';
+import { stepOptions } from './engine.helpers.ts';
+
+const running = (t: ReturnType<typeof debianMachine>) => t.state.units.set('kube-apiserver', { enabled: 'enabled', active: 'active' });
+const stdinOf = (c: Change) => (c.kind === 'exec' ? String(c.stdin ?? '') : '');
+
+describe('dns step', () => {
+  let inv: Inventory;
+  beforeAll(async () => {
+    inv = await project();
+  });
+  const server = () => inv.machines.find((m) => m.hostname === 'server')!;
+  const converged = async () => {
+    const t = debianMachine('server');
+    running(t);
+    for (const c of await planOn(dnsStep, inv, server(), t)) await applyChange(t, c);
+    return t;
+  };
+
+  it('runs on the first control plane only', () => {
+    expect(dnsStep.targets(inv, stepOptions()).map((m) => m.hostname)).toEqual(['server']);
+  });
+
+  it('fresh cluster: one apply of all six objects; applied, the plan is empty', async () => {
+    const t = debianMachine('server');
+    running(t);
+    const plan = await planOn(dnsStep, inv, server(), t);
+    expect(plan.map(describeChange)).toEqual([expect.stringMatching(/^run: kubectl .* apply -f -/)]);
+    expect(plan[0]!.reason).toContain('serviceaccount/coredns, clusterrole/system:coredns, clusterrolebinding/system:coredns, configmap/coredns, deployment/coredns, service/kube-dns missing or different');
+    const docs = stdinOf(plan[0]!);
+    expect(docs).toContain('clusterIP: 10.32.0.10');
+    expect(docs).toContain('forward . /etc/resolv.conf');
+    for (const c of plan) await applyChange(t, c);
+    expect(await planOn(dnsStep, inv, server(), t)).toEqual([]);
+  });
+
+  it('a changed Corefile or a Deployment scaled to zero: applies only that object', async () => {
+    const t = await converged();
+    t.state.objects.get('configmap/coredns')!.data.Corefile = '.:53 {\n    forward . 8.8.8.8\n}\n';
+    t.state.objects.get('deployment/coredns')!.spec.replicas = 0;
+    const plan = await planOn(dnsStep, inv, server(), t);
+    expect(plan).toHaveLength(1);
+    expect(plan[0]!.reason).toBe('configmap/coredns, deployment/coredns missing or different');
+    const docs = stdinOf(plan[0]!);
+    expect(docs).toContain('kind: ConfigMap');
+    expect(docs).toContain('kind: Deployment');
+    expect(docs).not.toContain('kind: Service\n');
+  });
+
+  it('a kube-dns Service at another address is deleted and made anew (its address cannot change in place)', async () => {
+    const t = await converged();
+    t.state.objects.get('service/kube-dns')!.spec.clusterIP = '10.32.0.99';
+    const plan = await planOn(dnsStep, inv, server(), t);
+    expect(plan.map(describeChange)).toEqual([expect.stringMatching(/delete service kube-dns -n kube-system/), expect.stringMatching(/apply -f -/)]);
+    expect(plan[0]!.reason).toContain('has address 10.32.0.99, want 10.32.0.10');
+    expect(stdinOf(plan[1]!)).toContain('kind: Service');
+    for (const c of plan) await applyChange(t, c);
+    expect(await planOn(dnsStep, inv, server(), t)).toEqual([]);
+  });
+
+  it('a CoreDNS pod that crash-loops is replaced (it keeps the resolver file it started with); a healthy rerun reads no pods', async () => {
+    const t = await converged();
+    const deployment = t.state.objects.get('deployment/coredns')!;
+    deployment.status.readyReplicas = 1;
+    t.state.dnsPods = [
+      { metadata: { name: 'coredns-a', namespace: 'kube-system' }, spec: { nodeName: 'node-0' }, status: { phase: 'Running', containerStatuses: [{ name: 'coredns', ready: true, restartCount: 0, state: { running: {} } }] } },
+      { metadata: { name: 'coredns-b', namespace: 'kube-system' }, spec: { nodeName: 'node-1' }, status: { phase: 'Running', containerStatuses: [{
+        name: 'coredns', ready: false, restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff' } },
+        lastState: { terminated: { reason: 'Error', exitCode: 1, message: '[FATAL] plugin/loop: Loop (127.0.0.1:46512 -> :53) detected for zone ".", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO 1.2. "' } } }] } },
+    ];
+    const plan = await planOn(dnsStep, inv, server(), t);
+    expect(plan.map(describeChange)).toEqual([expect.stringMatching(/delete pod coredns-b -n kube-system --wait=false /)]);
+    expect(plan[0]!.reason).toMatch(/coredns-b on node-1 crash-loops \(CrashLoopBackOff after 4 restart\(s\); last exit: Error, exit 1, \[FATAL\] plugin\/loop: Loop/);
+    deployment.status.readyReplicas = 2;
+    const before = t.commands.length;
+    expect(await planOn(dnsStep, inv, server(), t)).toEqual([]);
+    expect(t.commands.slice(before).some((c) => c.includes('get pods'))).toBe(false);
+  });
+
+  it('dns.enabled: false removes the objects hardway made (and only those), then plans nothing', async () => {
+    const t = await converged();
+    t.state.objects.get('clusterrole/system:coredns')!.metadata.labels['app.kubernetes.io/managed-by'] = 'someone-else';
+    const off = { ...inv, settings: { ...inv.settings, dns: { enabled: false } } };
+    const plan = await planOn(dnsStep, off, server(), t);
+    expect(plan.map(describeChange)).toEqual([expect.stringMatching(/delete service\/kube-dns deployment\/coredns configmap\/coredns clusterrolebinding\/system:coredns serviceaccount\/coredns -n kube-system --ignore-not-found /)]);
+    for (const c of plan) await applyChange(t, c);
+    expect(await planOn(dnsStep, off, server(), t)).toEqual([]);
+    expect([...t.state.objects.keys()]).toEqual(['clusterrole/system:coredns']);
+  });
+
+  it('without a running API server: a dry run says it applies once the API answers; a real run names what to run first', async () => {
+    const t = debianMachine('server');
+    const dry = await planOn(dnsStep, inv, server(), t, stepOptions({ dryRun: true }));
+    expect(dry.map((c) => c.reason)).toEqual(['CoreDNS and the kube-dns Service at 10.32.0.10: the API server is not running yet; applied once it answers']);
+    await expect(planOn(dnsStep, inv, server(), t)).rejects.toThrow(/the API server is not running on server/);
+  });
+});
