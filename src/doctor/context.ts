@@ -3,15 +3,13 @@
 // which images to test-pull through the registry mirrors.
 import { join } from 'node:path';
 import { readOptional } from '../certs/pki-files.ts';
-import { archiveImages } from '../images/oci.ts';
 import type { Inventory } from '../inventory.ts';
 import { PKI, WORKER } from '../layout.ts';
 import { runningPid } from '../lab/boot.ts';
 import { machineDir, type LabPaths } from '../lab/names.ts';
-import { LAB_REGISTRY_NAME, repositoryOf } from '../lab/registry.ts';
+import { LAB_REGISTRY_NAME } from '../lab/registry.ts';
 import { labOfDir } from '../lab/by-dir.ts';
 import { renderMachine } from '../render/machine.ts';
-import { archiveNames } from '../steps/images.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { containerdRenderOptions } from '../steps/support/worker-render.ts';
 import type { ApiEvidence, LabContext } from './types.ts';
@@ -36,7 +34,7 @@ export function labOf(inv: Inventory, paths: LabPaths): LabContext | undefined {
   if (!state) return undefined;
   const { name } = state.plan.spec;
   const running = state.plan.machines.filter((m) => runningPid(machineDir(paths, name, m.hostname), m) !== undefined).map((m) => m.hostname);
-  return { name, running, registry: state.plan.spec.registry === true };
+  return { name, running, registry: state.plan.spec.registry === true, registryImages: state.registryImages ?? [] };
 }
 
 /** At most this many images are test-pulled on each worker (each costs a registry round trip). */
@@ -50,9 +48,7 @@ export function defaultTestImages(inv: Inventory, api: ApiEvidence, lab: LabCont
   const mirrored = new Set(Object.keys(inv.settings.registries ?? {}));
   if (mirrored.size === 0) return [];
   const fromPods = api.podImages.map((p) => p.image).filter((i) => mirrored.has(registryOf(i)));
-  const fromLab = lab?.registry && mirrored.has(LAB_REGISTRY_NAME)
-    ? archiveNames(inv.dir).flatMap((n) => archiveImages(join(inv.dir, 'images', n)).map((i) => `${LAB_REGISTRY_NAME}/${repositoryOf(i.name)}`))
-    : [];
+  const fromLab = lab?.registry && mirrored.has(LAB_REGISTRY_NAME) ? lab.registryImages : [];
   return [...new Set(fromPods.length ? fromPods : fromLab)].slice(0, MAX_TEST_IMAGES);
 }
 

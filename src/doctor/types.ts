@@ -73,6 +73,8 @@ export interface LabContext {
   running: string[];
   /** The lab has a registry machine (`lab up --registry`). */
   registry: boolean;
+  /** The images `lab up --registry` pushed into it. */
+  registryImages: string[];
 }
 
 /** What the findings are judged against: the inventory and what hardway would have installed. */

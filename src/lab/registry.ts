@@ -180,9 +180,10 @@ async function registryDigest(ip: string, repoTag: string): Promise<string | und
  * Pushes every image of the lab directory's images/ into the registry with skopeo (digests kept:
  * what a worker pulls is byte for byte what `hardway images` would load). Builds the pause and web
  * images first when images/ has none (`hardway build-images`, offline). Skips an image the registry
- * already holds at that digest. Returns one line per image.
+ * already holds at that digest. Returns one line per image, and the images the registry now holds
+ * as workers pull them (localhost:5001/...).
  */
-export async function pushImages(labDir: string, ip: string, cacheRoot: string, report: (line: string) => void): Promise<string[]> {
+export async function pushImages(labDir: string, ip: string, cacheRoot: string, report: (line: string) => void): Promise<{ lines: string[]; images: string[] }> {
   if ((await tryLocal`sh -c ${'command -v skopeo'}`).code !== 0) {
     throw new InputError('lab up --registry pushes the images with skopeo, which is not installed on this host', 'apt-get install -y skopeo');
   }
@@ -192,10 +193,12 @@ export async function pushImages(labDir: string, ip: string, cacheRoot: string, 
     await buildImages({ projectDir: labDir, arch: await hostArch(), cache, aptListsRoot: join(cacheRoot, 'apt-lists'), log: report });
   }
   const lines: string[] = [];
+  const images: string[] = [];
   for (const name of archiveNames(labDir)) {
     const file = join(imagesDir(labDir), name);
     for (const image of archiveImages(file, `images/${name}`)) {
       const target = `${ip}:${REGISTRY_PORT}/${repositoryOf(image.name)}`;
+      images.push(`${LAB_REGISTRY_NAME}/${repositoryOf(image.name)}`);
       if ((await registryDigest(ip, repositoryOf(image.name))) === image.digest) {
         lines.push(`${LAB_REGISTRY_NAME}/${repositoryOf(image.name)}: already in the registry (${image.digest.slice(0, 19)})`);
         continue;
@@ -205,5 +208,5 @@ export async function pushImages(labDir: string, ip: string, cacheRoot: string, 
       lines.push(`${LAB_REGISTRY_NAME}/${repositoryOf(image.name)}: pushed from images/${name} (${image.digest.slice(0, 19)})`);
     }
   }
-  return lines;
+  return { lines, images };
 }

@@ -41,5 +41,7 @@ export interface LabState {
   plan: LabPlan;
   /** Cached root filesystem the machines' overlays sit on. */
   rootfs?: string;
+  /** The images `lab up --registry` last pushed into the registry, as workers pull them (localhost:5001/...). */
+  registryImages?: string[];
   createdAt: string;
 }

@@ -144,7 +144,11 @@ async function readyRegistry(state: LabState, paths: LabPaths, progress: Progres
       const how = await installRegistry(join(state.plan.spec.dir, LAB_FILES.sshConfig), registry);
       await waitForRegistry(registry.ip);
       lines.push(`registry ${registry.hostname} (${registry.ip}): docker-registry ${how}, answering on :5000`);
-      lines.push(...(await pushImages(state.plan.spec.dir, registry.ip, paths.cacheRoot, update)));
+      const pushed = await pushImages(state.plan.spec.dir, registry.ip, paths.cacheRoot, update);
+      lines.push(...pushed.lines);
+      // What the registry holds, for doctor's test pulls: images/ may hold more later (build-images).
+      state.registryImages = pushed.images;
+      writeState(paths, state);
     },
   }], { ...progress, concurrent: false });
   return lines;

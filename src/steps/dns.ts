@@ -39,6 +39,9 @@ export function clusterMinor(inv: Inventory): number {
 
 const kubectl = (args: ReturnType<typeof sh>) => localKubectl(args, 30);
 
+/** What the scheduler says of a pod no node takes because none is Ready yet (taints of NotReady or unreachable nodes). */
+const NODES_NOT_READY = /^Unschedulable: 0\/\d+ nodes are available: (?:\d+ node\(s\) had taint \{node\.kubernetes\.io\/(?:not-ready|unreachable): \}, that the pod didn't tolerate(?:, |\.$))+/;
+
 /** The dns step (first control-plane machine: the objects are cluster-wide). */
 export const dnsStep: ChangeStep = {
   name: 'dns',
@@ -75,7 +78,13 @@ export const dnsStep: ChangeStep = {
     const r = await ctx.facts.query(localKubectl(sh`rollout status deployment/${DNS_DEPLOYMENT} -n ${DNS_NAMESPACE} --timeout=${`${timeoutS}s`}`, timeoutS + 10), { timeoutMs: (timeoutS + 20) * 1000 });
     if (r.code !== 0) {
       const pods = await ctx.facts.query(localKubectl(sh`get pods -n ${DNS_NAMESPACE} -l ${DNS_POD_LABEL} -o json`, 10));
-      const why = pods.code === 0 ? podProblems(objectItems<PodObject>(pods.stdout)).map((p) => `${p.name} on ${p.node || 'no node'}: ${p.why}`) : [];
+      const problems = pods.code === 0 ? podProblems(objectItems<PodObject>(pods.stdout)) : [];
+      // No node is Ready yet (kubelets just started): not the add-on's failure; verify waits for both.
+      if (problems.length > 0 && problems.every((p) => p.trouble === 'pending' && NODES_NOT_READY.test(p.why))) {
+        ctx.log.info(`CoreDNS waits for a Ready node (${problems[0]!.why}); verify waits for the nodes and checks cluster DNS`);
+        return;
+      }
+      const why = problems.map((p) => `${p.name} on ${p.node || 'no node'}: ${p.why}`);
       const image = corednsImage(ctx.inventory.settings, clusterMinor(ctx.inventory));
       const offline = image === COREDNS_IMAGE && why.some((w) => /ErrImagePull|ImagePullBackOff/.test(w));
       throw new FailureError(`CoreDNS did not become available within ${timeoutS}s: ${(r.stderr || r.stdout).trim().split('\n').pop()}${why.length ? `\n  - ${why.join('\n  - ')}` : ''}`,

@@ -18,4 +18,7 @@ for ns in $(ctr namespaces ls -q); do
     ctr -n "$ns" containers rm "$c" >/dev/null 2>&1 || gone "$ns" containers "$c" || ctr -n "$ns" containers rm "$c" >/dev/null || exit 1
   done
 done
+# A pod's slice and a container's scope that ended killed stay loaded as failed transient units
+# (in systemctl list-unit-files) until told to go.
+systemctl reset-failed 'kubepods*' 'cri-containerd-*' 2>/dev/null
 exit 0

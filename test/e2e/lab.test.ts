@@ -91,12 +91,15 @@ describe('hardway lab', () => {
     expect(r.stderr).toMatch(/REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed/);
   });
 
-  it('gives the machines no route out: only the lab subnet, no resolver, NoCloud as datasource', async () => {
-    const out = await lab.run('node-0', 'ip -4 route; echo ---; cat /etc/resolv.conf; echo ---; cloud-init query v1.platform');
-    const [routes, resolv, platform] = out.split('---\n');
+  it('gives the machines no route out: only the lab subnet, a resolver on it that nothing answers at, NoCloud as datasource', async () => {
+    const out = await lab.run('node-0', 'ip -4 route; echo ---; grep -v "^#" /etc/resolv.conf; echo ---; cloud-init query v1.platform; echo ---; s=$(date +%s); getent hosts example.org; echo "exit $? after $(( $(date +%s) - s )) s"');
+    const [routes, resolv, platform, lookup] = out.split('---\n');
     expect(routes!.trim()).toBe('10.240.10.0/24 dev host0 proto kernel scope link src 10.240.10.20');
-    expect(resolv!.trim()).toBe('');
+    expect(resolv!.trim()).toBe('nameserver 10.240.10.2\noptions timeout:1 attempts:1');
+    expect(lab.machines.map((m) => m.ip)).not.toContain('10.240.10.2');
     expect(platform!.trim()).toBe('nocloud');
+    // A name outside the cluster fails within seconds: nobody answers, nothing leaves the lab.
+    expect(lookup!.trim()).toMatch(/^exit 2 after [0-4] s$/);
   });
 
   it('reaches one machine from another over the lab bridge', async () => {

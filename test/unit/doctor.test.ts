@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { issueCertificate } from '../../src/certs/issue.ts';
 import { parseNodesAndPods } from '../../src/doctor/api.ts';
 import { parseJournals, parseTemplateBlocks } from '../../src/doctor/checks/machine.ts';
-import { registryOf } from '../../src/doctor/context.ts';
+import { defaultTestImages, registryOf } from '../../src/doctor/context.ts';
 import { diagnose } from '../../src/doctor/diagnose.ts';
 import { doctorJson, doctorText } from '../../src/doctor/format.ts';
 import { gatherMachine } from '../../src/doctor/gather.ts';
@@ -209,6 +209,15 @@ describe('doctor: parsing and reading', () => {
   it('parses the journal and template sections of the probes', () => {
     expect(parseJournals('== kubelet\nline 1\n\nline 2\n== etcd\n')).toEqual(new Map([['kubelet', ['line 1', 'line 2']], ['etcd', []]]));
     expect(parseTemplateBlocks('== hosts.debian.tmpl\n# BEGIN x\n1 a a\n# END x\n== hosts.suse.tmpl\n')).toEqual(new Map([['hosts.debian.tmpl', '# BEGIN x\n1 a a\n# END x\n'], ['hosts.suse.tmpl', '']]));
+  });
+
+  it('test-pulls, in a lab with a registry, the images lab up pushed into it (images/ may hold more since), or those pods run from a mirrored registry', () => {
+    const { ctx, api } = recorded('healthy');
+    const lab = { name: 'e2e-doc', running: [], registry: true, registryImages: ['localhost:5001/hardway/pause:1', 'localhost:5001/hardway/web:1'] };
+    expect(defaultTestImages(ctx.inventory, { ...api, podImages: [] }, lab)).toEqual(lab.registryImages);
+    expect(defaultTestImages(ctx.inventory, { ...api, podImages: [{ node: 'node-0', image: 'localhost:5001/hardway/web:1' }, { node: 'node-0', image: 'localhost/hardway/coredns:1.8.3' }] }, lab))
+      .toEqual(['localhost:5001/hardway/web:1']);
+    expect(defaultTestImages(ctx.inventory, { ...api, podImages: [] }, undefined)).toEqual([]);
   });
 
   it('knows the registry of an image name as containerd does', () => {
