@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { InputError, quote } from './errors.ts';
 import { displayPath, readInputFile } from './input-file.ts';
 import { defaultClusterDnsIp, loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
-import { apiServiceNames, sharedApiName } from './api-endpoints.ts';
+import { apiServiceNames, sharedApiName } from './api-names.ts';
 import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
 
 /** A machine's role: a line without a pod subnet is a control-plane machine, with one a worker. */

@@ -2,7 +2,8 @@
 // certificates and kubeconfigs, the inventory's rule for the shared API name, and verify's reading
 // of every etcd member's health. One control plane keeps the tutorial's single name everywhere.
 import { describe, expect, it } from 'vitest';
-import { componentApiUrl, jumpboxApiUrl, sharedApiName, workerApiUrl } from '../../src/api-endpoints.ts';
+import { componentApiUrl, jumpboxApiUrl, workerApiUrl } from '../../src/api-endpoints.ts';
+import { sharedApiName } from '../../src/api-names.ts';
 import { identitiesFor } from '../../src/certs/identities.ts';
 import { kubeconfigsFor } from '../../src/certs/kubeconfig.ts';
 import { InputError } from '../../src/errors.ts';
