@@ -37,6 +37,12 @@ export interface Inventory {
   apiServerName: string;
   /** https://<apiServerName>:<apiPort> */
   apiServerUrl: string;
+  /**
+   * Machines leaving the cluster in this run (`hardway remove-node`), no longer among `machines`:
+   * drain-node takes them out of the API and reset clears them, while every other step works as if
+   * they were gone.
+   */
+  leaving?: Machine[];
 }
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;

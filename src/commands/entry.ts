@@ -1,6 +1,7 @@
 // The shape of an entry of the command table (src/commands/index.ts), and how a remote command's
 // step sequence becomes the engine's order: steps in sequence, lanes side by side.
 import type { CliCommand } from '../cli/command.ts';
+import type { Inventory } from '../inventory.ts';
 import type { StepName } from '../steps/index.ts';
 
 /** A command that runs on this machine only (its own module). */
@@ -27,7 +28,19 @@ export interface RemoteCommandEntry {
   preparesPki?: boolean;
   /** What the command destroys: it then runs only with --yes (or shows its plan with --dry-run). */
   confirm?: string;
+  /** The positional arguments a scope takes, for the usage line (e.g. NAME). */
+  args?: string;
+  /** More to say in --help than the steps and the exit codes. */
+  details?: string;
+  /** The machines the run is about, from its positional arguments (instead of --node): loaded when the command runs. */
+  scope?: () => Promise<RunScope>;
 }
+
+/**
+ * What a scoped run works on, from its positionals: the inventory as the steps see it (with the
+ * machines that leave the cluster in `leaving`), and a line saying what was chosen.
+ */
+export type RunScope = (inv: Inventory, positionals: string[]) => { inventory: Inventory; note: string };
 
 /** A command's name, its one-line summary for the top-level help, and what it runs. */
 export type CommandEntry = LocalCommandEntry | RemoteCommandEntry;

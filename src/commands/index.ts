@@ -49,7 +49,13 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', steps: ['smoke'] },
   { name: 'reset', summary: 'Remove everything hardway installed on the machines (etcd data only with --delete-data etcd)', steps: ['reset'],
     confirm: 'removes every service, file, certificate and route hardway installed on the chosen machines' },
-  { name: 'remove-node', summary: 'Take a worker out: drain it, delete its Node, reset it, drop its names and routes everywhere', load: async () => (await import('./remove-node.ts')).removeNodeCommand },
+  { name: 'remove-node', summary: 'Take a worker out: drain it, delete its Node, reset it, drop its names and routes everywhere', args: 'NAME',
+    steps: ['drain-node', 'reset', 'pin-hosts', 'routes'], confirm: 'drains the machine and removes everything hardway installed on it',
+    details: 'NAME is a worker of machines.txt, or one whose line is already gone: then its address and names come from the certificate hardway ' +
+      'issued for it, pki/machines/NAME/kubelet.crt (kept as the record). drain-node (on the first control-plane machine) cordons and drains ' +
+      'NAME and deletes its Node, reset clears NAME, then pin-hosts and routes run on every other machine as if NAME were not in machines.txt. ' +
+      'A machine that is gone for good cannot be reset: --keep-going still updates the others. Then remove its line from machines.txt.',
+    scope: async () => (await import('./remove-node.ts')).removalScope },
   { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, cluster DNS, verify', preparesPki: true,
     // Control plane and workers are disjoint machines: their two lanes run side by side.
     steps: ['pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], UP_WORKER_LANE] }, 'routes', 'dns', 'verify'] },

@@ -3,22 +3,13 @@
 // hardway installed there), then pins the names and sets the routes of every other machine without
 // it. Where the machine is when its line is gone: its own certificate in pki/machines/NAME/, which
 // hardway issued for exactly that machine's names and address (and keeps as the record).
-import { join, resolve } from 'node:path';
-import type { CliCommand, CliContext, OptionSpec } from '../cli/command.ts';
-import { checkPkiDir, readOptional } from '../certs/pki-files.ts';
+import { join } from 'node:path';
+import { readOptional } from '../certs/pki-files.ts';
 import { parseSans, readableCertificate } from '../certs/inspect.ts';
-import { withRunLock } from '../engine/lock.ts';
-import { runSession } from '../engine/session.ts';
-import type { StepOptions } from '../engine/types.ts';
 import { InputError, quote } from '../errors.ts';
-import { displayPath, HOSTNAME, loadInventory, type Inventory, type Machine } from '../inventory.ts';
+import { displayPath, HOSTNAME, type Inventory, type Machine } from '../inventory.ts';
 import { PKI } from '../layout.ts';
-import { STEP_OPTIONS } from '../steps/options.ts';
-import { REMOTE_OPTIONS, RUN_JSON_FIELDS, sshConnectors } from './remote.ts';
-import { checkIdentityFiles } from '../transport/auth.ts';
-
-// The options of a remote run but --node and --only: the machines and the steps are remove-node's own.
-const { node: _node, only: _only, ...RUN_OPTIONS } = REMOTE_OPTIONS;
+import type { RunScope } from './entry.ts';
 
 /** The machine to remove and the inventory of the machines that stay. */
 export interface Removal {
@@ -70,46 +61,10 @@ function recordedWorker(inv: Inventory, name: string): Machine {
   return { ip, fqdn, hostname: name, role: 'worker', podSubnet: inv.settings.clusterCidr, line: 0 };
 }
 
-/** `hardway remove-node NAME`. */
-export const removeNodeCommand: CliCommand = {
-  name: 'remove-node',
-  summary: 'Take a worker out: drain it, delete its Node, reset it, drop its names and routes everywhere',
-  args: 'NAME',
-  details: [
-    'NAME is a worker of machines.txt, or one whose line is already gone: then its address and names',
-    'come from the certificate hardway issued for it, pki/machines/NAME/kubelet.crt (kept as the record).',
-    'Steps: drain-node (on the first control-plane machine: cordon, drain, delete the Node), reset on NAME,',
-    'then pin-hosts and routes on every other machine, as if NAME were not in machines.txt.',
-    'A machine that is gone for good cannot be reset: --keep-going still updates the others.',
-    'Then remove its line from machines.txt (if it is still there); "hardway up" converges.',
-  ].join('\n'),
-  options: {
-    ...RUN_OPTIONS,
-    yes: { type: 'boolean', description: 'yes, do it: the machine loses everything hardway installed' },
-    local: STEP_OPTIONS.local,
-  } satisfies Record<string, OptionSpec>,
-  jsonFields: RUN_JSON_FIELDS,
-  async run(ctx: CliContext) {
-    const [name, ...rest] = ctx.positionals;
-    if (!name || rest.length > 0) throw new InputError('remove-node takes exactly one NAME', 'e.g. hardway remove-node node-2 --yes');
-    const v = ctx.values;
-    if (v.yes !== true && v['dry-run'] !== true) {
-      throw new InputError(`"hardway remove-node ${name}" drains ${name} and removes everything hardway installed on it: rerun with --yes to do it`, `"hardway remove-node ${name} --dry-run" shows every change`);
-    }
-    const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
-    checkPkiDir(inventory.dir);
-    checkIdentityFiles(v.identity as string[] | undefined, ctx.cwd);
-    const { machine, others, from } = removalOf(inventory, name);
-    const [{ drainNodeStep }, { resetStep }, { pinHostsStep }, { routesStep }] = await Promise.all([
-      import('../steps/drain-node.ts'), import('../steps/reset.ts'), import('../steps/pin-hosts.ts'), import('../steps/routes.ts'),
-    ]);
-    ctx.stderr.write(`remove-node: ${name} (${machine.ip}, from ${from})\n`);
-    const steps = [drainNodeStep(name), { ...resetStep, jumpbox: undefined, targets: () => [machine] }, pinHostsStep, routesStep];
-    const options: StepOptions = { dryRun: v['dry-run'] === true, verbose: v.verbose === true, keepGoing: v['keep-going'] === true, concurrency: Number(v.concurrency), values: v };
-    return withRunLock(inventory.dir, 'remove-node', async () => {
-      const run = { command: 'remove-node', steps, inventory: others, selected: [...others.machines, machine], options, lockHeld: true };
-      const io = { json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors: sshConnectors(ctx, inventory) };
-      return (await runSession({ ...run, ...io })).code;
-    });
-  },
+/** remove-node's scope: the inventory without NAME, which leaves the cluster in this run. */
+export const removalScope: RunScope = (inv, positionals) => {
+  const [name, ...rest] = positionals;
+  if (!name || rest.length > 0) throw new InputError('remove-node takes exactly one NAME', 'e.g. hardway remove-node node-2 --yes');
+  const { machine, others, from } = removalOf(inv, name);
+  return { inventory: { ...others, leaving: [machine] }, note: `remove-node: ${name} (${machine.ip}, from ${from})` };
 };

@@ -26,7 +26,8 @@ import { parseRoutes } from './support/routes.ts';
 export const resetStep: ChangeStep = {
   name: 'reset',
   title: 'Remove everything hardway installed: services, files, certificates, data, routes, the hosts block',
-  targets: (inv) => inv.machines,
+  // Leaving machines only, when some leave the cluster (remove-node): the others stay as they are.
+  targets: (inv) => inv.leaving ?? inv.machines,
   async plan(ctx: StepContext): Promise<Change[]> {
     const { inventory, machine } = ctx;
     const installed = installedOn(inventory, machine, cniPluginNames(inventory.dir));
@@ -36,7 +37,8 @@ export const resetStep: ChangeStep = {
     return changes;
   },
   jumpbox: {
-    when: (options) => flagOption(options, 'local'),
+    // The jumpbox's own names of the cluster stay when only some machines leave it.
+    when: (options, inv) => flagOption(options, 'local') && inv.leaving === undefined,
     plan: planJumpbox,
   },
 };
