@@ -13,6 +13,7 @@ import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entry.ts';
 import { preparePki } from './prepare-pki.ts';
+import { sshOptions } from './ssh-options.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
 
 /** Options every remote command takes. */
@@ -135,15 +136,6 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
 export function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInventory>): Connectors {
   return async (logger) => {
     const t = await import('../transport/index.ts');
-    const opts = {
-      dir: inv.dir,
-      identityFiles: ctx.values.identity as string[] | undefined,
-      acceptNewHostKeys: ctx.values['accept-new-host-keys'] === true,
-      env: ctx.env,
-      cwd: ctx.cwd,
-      log: (line: string) => logger.debug(line),
-    };
-    const knownHosts = new t.KnownHosts(t.knownHostsPath(inv.settings.ssh, opts));
-    return async (host) => (host.machine ? t.openTransport(host.machine, inv.settings.ssh, opts, knownHosts) : new t.LocalTransport({ machine: host.name }));
+    return t.hostConnector(inv, { ...sshOptions(ctx, inv), log: (line: string) => logger.debug(line) });
   };
 }

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCENARIOS, CACHED_IMAGE } from '../../src/lab/break/scenarios.ts';
 import type { Finding } from '../../src/doctor/types.ts';
-import { doctorConnect } from '../../src/doctor/gather.ts';
+import { hostConnector, ONE_ATTEMPT } from '../../src/transport/index.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { sh } from '../../src/shell.ts';
 import { useLab, type Lab } from './helpers/lab.ts';
@@ -61,10 +61,10 @@ async function hardway(l: Lab, args: string[]): Promise<string> {
 /** Seconds for a bare SSH round trip to every machine at once, over the transport doctor uses: connect, `true`, close. */
 async function bareRoundTrip(l: Lab): Promise<number> {
   const inv = loadInventory(join(l.dir, 'machines.txt'));
-  const connect = doctorConnect(inv, { dir: inv.dir });
+  const connect = hostConnector(inv, { dir: inv.dir, ...ONE_ATTEMPT });
   const started = Date.now();
   await Promise.all(inv.machines.map(async (m) => {
-    const t = await connect(m);
+    const t = await connect({ name: m.hostname, machine: m });
     await t.exec(sh`true`);
     await t.close();
   }));

@@ -14,7 +14,8 @@ import { remoteEntry } from '../../src/commands/index.ts';
 import { removalOf } from '../../src/commands/remove-node.ts';
 import { remoteCommand } from '../../src/commands/remote.ts';
 import { sshFindings } from '../../src/doctor/checks/machine.ts';
-import { doctorConnect, gatherMachine } from '../../src/doctor/gather.ts';
+import { gatherMachine } from '../../src/doctor/gather.ts';
+import { hostConnector, ONE_ATTEMPT } from '../../src/transport/index.ts';
 import type { DoctorContext } from '../../src/doctor/types.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { DEBIAN_OS_RELEASE } from '../fixtures/fake-transport.ts';
@@ -173,7 +174,7 @@ describe('the identity file (-i) is checked before any connection (item 14)', ()
     const inv = loadInventory(p.machines);
     const home = mkdtempSync(join(tmpdir(), 'hw-home-'));
     const node0 = inv.machines[1]!;
-    const ev = await gatherMachine(node0, [], doctorConnect(inv, { dir: inv.dir, home, env: {} }));
+    const ev = await gatherMachine(node0, [], hostConnector(inv, { dir: inv.dir, home, env: {}, ...ONE_ATTEMPT }));
     const [finding] = sshFindings({ inventory: inv } as DoctorContext, node0, ev);
     expect(finding!.cause).toMatch(/^hardway had no SSH key to offer node-0 \(no -i, no ssh\.identityFile, no ~\/\.ssh\/id_\* and no ssh-agent\)/);
     expect(finding!.cause).not.toContain('refuses');
