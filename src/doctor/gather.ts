@@ -29,7 +29,7 @@ export async function gatherMachine(m: Machine, requests: Array<MachineRequests 
       const names = Object.keys(req.probes);
       const answers = await facts.batch([
         ...req.reads.map((path) => ({ op: 'R' as const, path })),
-        ...names.map((k) => ({ op: 'C' as const, cmd: req.probes[k]! })),
+        ...names.map((k) => req.probes[k]!),
       ]);
       req.reads.forEach((path, i) => {
         const f = answers[i] as FileFact;

@@ -82,16 +82,16 @@ export async function planAtOnce(steps: Step[], targetsOfStep: Target[][], inven
 
 const keyOf = (step: string, host: string) => `${step}\n${host}`;
 
-/** The facts with a record of whether a command of its own (a wait) was asked for and refused. */
+/** The facts with a record of whether a wait was asked for (and refused). */
 function watched(facts: Facts): { facts: Facts; refused: boolean } {
   const w = {
     refused: false,
     facts: {
       ...facts,
-      query: (async (cmd, opts) => {
+      wait: (async (req) => {
         w.refused = true;
-        return facts.query(cmd, opts);
-      }) as Facts['query'],
+        return facts.wait(req);
+      }) as Facts['wait'],
     },
   };
   return w;

@@ -6,6 +6,7 @@ import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { FailureError } from '../errors.ts';
 import { sh } from '../shell.ts';
 import { localKubectl as kubectl } from './support/api.ts';
+import { nodeListed } from '../probes/cluster.ts';
 
 /** Seconds drain waits for the node's pods to go; a pod marked deleted this long ago is not waited for. */
 const DRAIN_TIMEOUT_S = 180;
@@ -24,9 +25,9 @@ export const drainNodeStep: ChangeStep = {
 
 /** Cordon, drain and delete node `name`, while the API lists it. */
 async function drainPlan(ctx: StepContext, name: string): Promise<Change[]> {
-  const r = await ctx.facts.query(kubectl(sh`get node ${name} -o name --ignore-not-found`));
+  const { r } = await ctx.facts.ask({ r: nodeListed.ask(name) });
   if (r.code !== 0) {
-    throw new FailureError(`${ctx.machine.hostname}: cannot ask the API for node ${name} (exit ${r.code}): ${r.stderr.trim()}`,
+    throw new FailureError(`${ctx.machine.hostname}: cannot ask the API for node ${name} (exit ${r.code}): ${r.stdout.trim()}`,
       'the API server must answer to drain a node: check "hardway verify", or rerun when it answers');
   }
   if (r.stdout.trim() === '') return [];

@@ -41,8 +41,7 @@ describe('drain-node plans through the API on the first control-plane machine', 
   });
   const on = (answer: { code: number; stdout: string; stderr: string }) => {
     const t = debianMachine('server');
-    t.reads.push(/^kubectl .* get node node-1 -o name --ignore-not-found$/);
-    t.handlers.push([/^kubectl .* get node node-1 -o name --ignore-not-found$/, () => answer]);
+    t.handlers.push([/^kubectl .* get node node-1 -o name --ignore-not-found 2>&1$/, () => answer]);
     return t;
   };
   const step = drainNodeStep;
@@ -61,7 +60,7 @@ describe('drain-node plans through the API on the first control-plane machine', 
     expect(await planOn(step, leaving(), inv.machines[0]!, on({ code: 0, stdout: '', stderr: '' }))).toEqual([]);
   });
   it('fails naming the machine and kubectl\'s error when the API does not answer', async () => {
-    await expect(planOn(step, leaving(), inv.machines[0]!, on({ code: 1, stdout: '', stderr: 'The connection to the server was refused' })))
+    await expect(planOn(step, leaving(), inv.machines[0]!, on({ code: 1, stdout: 'The connection to the server was refused', stderr: '' })))
       .rejects.toThrow('server: cannot ask the API for node node-1 (exit 1): The connection to the server was refused');
   });
 });

@@ -3,7 +3,7 @@
 // subnet of machines.txt. Pure.
 import type { Machine } from '../../inventory.ts';
 import { podRoutes } from '../../render/routes.ts';
-import { parseRoutes } from '../../steps/support/routes.ts';
+import { parseRoutes } from '../../probes/network.ts';
 import { WORKER_SYSCTLS } from '../../steps/support/components.ts';
 import { hardwayFix, workerStepFix } from '../fixes.ts';
 import type { ApiEvidence, DoctorContext, Finding, MachineEvidence } from '../types.ts';
