@@ -3,7 +3,7 @@
 // Commands load lazily so that --help and one command stay fast.
 import type { CliCommand } from '../cli/command.ts';
 import { isRemote, type CommandEntry } from './entry.ts';
-import { remoteEntry } from './remote-table.ts';
+import { remoteEntry } from '../command-table.ts';
 
 export { isRemote, type CommandEntry, type RemoteCommandEntry } from './entry.ts';
 

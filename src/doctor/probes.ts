@@ -10,11 +10,11 @@ import { routes } from '../probes/network.ts';
 import type { ProbeRequest } from '../probes/probe.ts';
 import { clock, sysctlLines } from '../probes/system.ts';
 import { journalsOfDown, serviceStates } from '../probes/systemd.ts';
-import { CONTROL_PLANE_SERVICES, WORKER_SYSCTLS } from '../steps/support/components.ts';
+import { CONTROL_PLANE_SERVICES, WORKER_SERVICES, WORKER_SYSCTLS } from '../steps/support/components.ts';
 
-/** The services doctor expects active on a machine of this role. */
+/** The services doctor expects active on a machine of this role (the components' own list). */
 export function servicesOf(m: Machine): string[] {
-  return m.role === 'control-plane' ? ['etcd', ...CONTROL_PLANE_SERVICES] : ['containerd', 'kubelet', 'kube-proxy'];
+  return m.role === 'control-plane' ? ['etcd', ...CONTROL_PLANE_SERVICES] : [...WORKER_SERVICES];
 }
 
 /** A kubeconfig whose server and client certificate doctor reads (never its key). */

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { severalControlPlanes } from '../api-endpoints.ts';
 import { FailureError } from '../errors.ts';
-import { podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
+import { missingPodRoutes, podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
 import { API_PROXY_SERVICE } from '../render/worker.ts';
 import type { CheckStep, StepContext } from '../engine/types.ts';
 import type { ProbeResult } from '../engine/facts.ts';
@@ -62,10 +62,7 @@ export const verifyStep: CheckStep = {
         problems.push(got ? `${n} resolves to ${got} on ${machine.hostname}, want ${m.ip}${dials}` : `${n} does not resolve on ${machine.hostname} (want ${m.ip})${dials}`);
       }
     }
-    const live = p.routes;
-    for (const r of podRoutes(inv, machine)) {
-      if (!live.some((l) => l.dst === r.subnet && l.via === r.via)) problems.push(`no route to ${r.subnet} via ${r.via} (pods of ${r.worker})`);
-    }
+    for (const r of missingPodRoutes(inv, machine, p.routes)) problems.push(`no route to ${r.subnet} via ${r.via} (pods of ${r.worker})`);
     if (p.etcd) problems.push(...etcdProblems(inv, p.etcd));
 
     for (const w of wanted) {

@@ -1,7 +1,7 @@
 // remove-node: which machine it removes (a line of machines.txt, or the certificate hardway issued
 // for a worker whose line is gone), what stays in the inventory, and drain-node's plan through the API.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { removalOf, removalScope } from '../../src/commands/remove-node.ts';
+import { removalOf, removalScope } from '../../src/removal.ts';
 import { describeChange } from '../../src/engine/apply.ts';
 import { parseInventory, type Inventory } from '../../src/inventory.ts';
 import { drainNodeStep } from '../../src/steps/drain-node.ts';

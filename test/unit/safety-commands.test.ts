@@ -11,7 +11,7 @@ import { PassThrough, type Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { remoteEntry } from '../../src/commands/index.ts';
-import { removalOf } from '../../src/commands/remove-node.ts';
+import { removalOf } from '../../src/removal.ts';
 import { remoteCommand } from '../../src/commands/remote.ts';
 import { sshFindings } from '../../src/doctor/checks/machine.ts';
 import { gatherMachine } from '../../src/doctor/gather.ts';

@@ -1,15 +1,14 @@
-// `hardway remove-node NAME`: takes a worker out of the cluster, before or after its line leaves
+// Which worker `hardway remove-node NAME` takes out of the cluster, before or after its line leaves
 // machines.txt. Drains it and deletes its Node through the API, resets the machine (everything
 // hardway installed there), then pins the names and sets the routes of every other machine without
 // it. Where the machine is when its line is gone: its own certificate in pki/machines/NAME/, which
 // hardway issued for exactly that machine's names and address (and keeps as the record).
 import { join } from 'node:path';
-import { readOptional } from '../certs/pki-files.ts';
-import { parseSans, readableCertificate } from '../certs/inspect.ts';
-import { InputError, quote } from '../errors.ts';
-import { displayPath, HOSTNAME, type Inventory, type Machine } from '../inventory.ts';
-import { PKI } from '../layout.ts';
-import type { RunScope } from './entry.ts';
+import { readOptional } from './certs/pki-files.ts';
+import { parseSans, readableCertificate } from './certs/inspect.ts';
+import { InputError, quote } from './errors.ts';
+import { displayPath, HOSTNAME, type Inventory, type Machine } from './inventory.ts';
+import { PKI } from './layout.ts';
 
 /** The machine to remove and the inventory of the machines that stay. */
 export interface Removal {
@@ -61,8 +60,8 @@ function recordedWorker(inv: Inventory, name: string): Machine {
   return { ip, fqdn, hostname: name, role: 'worker', podSubnet: inv.settings.clusterCidr, line: 0 };
 }
 
-/** remove-node's scope: the inventory without NAME, which leaves the cluster in this run. */
-export const removalScope: RunScope = (inv, positionals) => {
+/** remove-node's scope (a RunScope of src/command-table.ts): the inventory without NAME, which leaves the cluster in this run. */
+export const removalScope = (inv: Inventory, positionals: string[]): { inventory: Inventory; note: string } => {
   const [name, ...rest] = positionals;
   if (!name || rest.length > 0) throw new InputError('remove-node takes exactly one NAME', 'e.g. hardway remove-node node-2 --yes');
   const { machine, others, from } = removalOf(inv, name);
