@@ -6,7 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gatherApi } from '../src/doctor/api.ts';
 import { defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from '../src/doctor/context.ts';
-import { doctorConnect, gatherMachine } from '../src/doctor/gather.ts';
+import { gatherMachine } from '../src/doctor/gather.ts';
+import { hostConnector, ONE_ATTEMPT } from '../src/transport/index.ts';
 import { pullRequests, requestsFor } from '../src/doctor/probes.ts';
 import { loadInventory } from '../src/inventory.ts';
 import { defaultLabPaths } from '../src/lab/names.ts';
@@ -17,7 +18,7 @@ const rendered = renderedForDoctor(inventory);
 const lab = labOf(inventory, defaultLabPaths(process.env));
 const api = await gatherApi(inventory, process.env);
 const testImages = defaultTestImages(inventory, api, lab);
-const connect = doctorConnect(inventory, { dir: inventory.dir });
+const connect = hostConnector(inventory, { dir: inventory.dir, ...ONE_ATTEMPT });
 const evidence = await Promise.all(inventory.machines.map((m) =>
   gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), pullRequests(m, testImages)], connect)));
 writeFileSync(out, JSON.stringify({ now: Date.now(), lab, testImages, pki: pkiCertificates(inventory), rendered, api, evidence }, null, 1) + '\n');

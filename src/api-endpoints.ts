@@ -4,18 +4,11 @@
 // their own machine's API server, and the jumpbox a name that resolves to every control plane
 // (kubectl, like every Go program, tries each address of a name in turn).
 import type { Inventory, Machine } from './inventory.ts';
+import { sharedApiName } from './api-names.ts';
 
 /** Whether the cluster has several control-plane machines (then no client depends on one of them). */
 export function severalControlPlanes(inv: Pick<Inventory, 'controlPlanes'>): boolean {
   return inv.controlPlanes.length > 1;
-}
-
-/**
- * The names of the `kubernetes` Service, which the API server's certificate carries: they mean the
- * API server, so no worker may take one (pin-hosts would point them at that worker everywhere).
- */
-export function apiServiceNames(clusterDomain: string): string[] {
-  return ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster', `kubernetes.default.svc.${clusterDomain}`];
 }
 
 /** The loopback URL of an API server on the same machine (or of the node-local proxy in front of them). */
@@ -31,15 +24,6 @@ export function workerApiUrl(inv: Inventory): string {
 /** The URL the controller manager and scheduler dial: their own machine's API server with several control planes. */
 export function componentApiUrl(inv: Inventory): string {
   return severalControlPlanes(inv) ? loopbackApiUrl(inv) : inv.apiServerUrl;
-}
-
-/**
- * With several control planes, the name pinned to every one of them (`api.` + the first control
- * plane's domain, e.g. api.kubernetes.local), which the jumpbox's kubeconfig dials; none otherwise.
- */
-export function sharedApiName(inv: Pick<Inventory, 'controlPlanes'>): string | undefined {
-  if (!severalControlPlanes(inv)) return undefined;
-  return `api.${inv.controlPlanes[0]!.fqdn.split('.').slice(1).join('.')}`;
 }
 
 /** The URL the jumpbox's kubeconfig dials: the shared API name with several control planes. */

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { InputError, quote } from './errors.ts';
 import { displayPath, readInputFile } from './input-file.ts';
 import { defaultClusterDnsIp, loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
-import { apiServiceNames, sharedApiName } from './api-endpoints.ts';
+import { apiServiceNames, sharedApiName } from './api-names.ts';
 import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
 
 /** A machine's role: a line without a pod subnet is a control-plane machine, with one a worker. */
@@ -37,6 +37,12 @@ export interface Inventory {
   apiServerName: string;
   /** https://<apiServerName>:<apiPort> */
   apiServerUrl: string;
+  /**
+   * Machines leaving the cluster in this run (`hardway remove-node`), no longer among `machines`:
+   * drain-node takes them out of the API and reset clears them, while every other step works as if
+   * they were gone.
+   */
+  leaving?: Machine[];
 }
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;

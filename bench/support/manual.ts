@@ -14,7 +14,7 @@ import { dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { WORKER } from '../../src/layout.ts';
 import { sh } from '../../src/shell.ts';
-import { localKubectl, waitApi } from '../../src/steps/support/api.ts';
+import { localKubectl, waitApiCommand } from '../../src/steps/support/api.ts';
 import { RBAC_MANIFEST } from '../../src/steps/kubelet-rbac.ts';
 import { pushedServices, type PushedFile } from './push-log.ts';
 import { runTimed, stopBench, type Ran } from './run.ts';
@@ -118,7 +118,7 @@ async function startInPlace(ssh: (cmd: string, what: string) => Promise<void>, p
   }
   if (rest.length > 0) await ssh(sh`systemctl enable --now ${rest}`.text, 'systemctl enable --now');
   if (p.services.includes('kube-apiserver')) {
-    await ssh(sh`(${waitApi(API_WAIT_S)})`.text, 'wait for the API server (/readyz)');
+    await ssh(sh`(${waitApiCommand(API_WAIT_S)})`.text, 'wait for the API server (/readyz)');
     await ssh(sh`printf %s ${RBAC_MANIFEST} | ${localKubectl(sh`apply -f -`)} >/dev/null`.text, 'kubectl apply (kubelet RBAC)');
   }
 }

@@ -1,7 +1,7 @@
 // Every certificate the cluster needs, derived from the inventory, and a reader for what
 // `hardway certs` / `kubeconfigs` / `encryption-config` wrote into pki/ (used by `distribute`).
 import { join } from 'node:path';
-import { apiServiceNames, sharedApiName } from '../api-endpoints.ts';
+import { apiServiceNames, sharedApiName } from '../api-names.ts';
 import { FailureError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { PKI, type MachineRole } from '../layout.ts';

@@ -2,20 +2,8 @@
 import type { Writable } from 'node:stream';
 import { InputError } from '../errors.ts';
 
-/** One option of a command, as node:util parseArgs takes it plus a description for --help. */
-export interface OptionSpec {
-  type: 'string' | 'boolean';
-  short?: string;
-  multiple?: boolean;
-  default?: string | boolean | string[];
-  /** For a string option that takes a whole number: the smallest and largest value accepted. */
-  range?: [number, number];
-  /** For a string option: the only values accepted (each one, for a repeatable option). */
-  choices?: readonly string[];
-  /** Placeholder shown in help, e.g. NAME. */
-  arg?: string;
-  description: string;
-}
+export type { OptionSpec } from '../option-spec.ts';
+import type { OptionSpec } from '../option-spec.ts';
 
 /** What a command's run function receives: parsed options, positionals and the I/O to use. */
 export interface CliContext {

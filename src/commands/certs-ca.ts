@@ -11,7 +11,7 @@ import { ensureCertificates } from '../certs/ensure.ts';
 import { FailureError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import { printReport } from './print-report.ts';
-import { writeKubeconfigs } from './kubeconfigs.ts';
+import { writeKubeconfigs } from '../certs/write-kubeconfigs.ts';
 
 /** The machines that do not hold pki/'s current files (or did not answer), each with why. */
 export type MachinesBehind = (inv: Inventory, ctx: CliContext) => Promise<string[]>;
@@ -54,17 +54,13 @@ export async function renewCa(inv: Inventory, ctx: CliContext, force: boolean, m
 
 /** What distribute would change on each machine (a dry run over SSH): the machines not up to date with pki/. */
 async function distributeWouldChange(inv: Inventory, ctx: CliContext): Promise<string[]> {
-  const [{ distributeStep }, { runSession }, { sshConnectors }] = await Promise.all([
-    import('../steps/distribute.ts'), import('../engine/session.ts'), import('./remote.ts'),
-  ]);
+  const [{ remoteEntry }, { runRemote }] = await Promise.all([import('../command-table.ts'), import('./remote.ts')]);
   say(ctx.stdout, `checking that every machine holds pki/'s CA files (what hardway distribute --dry-run would change)...`);
   const quiet = new PassThrough();
   quiet.resume();
-  const { result } = await runSession({
-    command: 'certs --renew-ca', steps: [distributeStep], inventory: inv, selected: inv.machines,
-    options: { dryRun: true, verbose: false, keepGoing: true, concurrency: 10, values: {} },
-    json: true, stdout: quiet, stderr: quiet, env: ctx.env, connectors: sshConnectors(ctx, inv), lockHeld: true,
-  });
+  // `hardway distribute --dry-run --keep-going --json` of the same project, inside this run's lock.
+  const values = { ...ctx.values, 'dry-run': true, 'keep-going': true, json: true, node: undefined, only: undefined, concurrency: '10', machines: inv.machinesFile };
+  const { result } = await runRemote(remoteEntry('distribute'), { ...ctx, values, positionals: [], stdout: quiet, stderr: quiet }, { lockHeld: true });
   return result.results.filter((r) => r.status !== 'unchanged')
     .map((r) => `${r.machine} (${r.status === 'failed' ? `not checked: ${(r.error ?? '').split('\n')[0]}` : `distribute would make ${r.changes} change(s)`})`);
 }

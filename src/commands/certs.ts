@@ -6,7 +6,7 @@ import { ensureCertificates } from '../certs/ensure.ts';
 import { identitiesFor } from '../certs/identities.ts';
 import { renewSelection } from '../certs/renew.ts';
 import { InputError } from '../errors.ts';
-import { writeKubeconfigs } from './kubeconfigs.ts';
+import { writeKubeconfigs } from '../certs/write-kubeconfigs.ts';
 import { renewCa } from './certs-ca.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { loadInventory } from '../inventory.ts';

@@ -1,7 +1,8 @@
 // `hardway doctor`: the CLI face of src/doctor/ (options, the SSH connector, exit codes).
 import { resolve } from 'node:path';
 import { INVENTORY_OPTIONS, type CliCommand } from '../cli/command.ts';
-import { doctorConnect } from '../doctor/gather.ts';
+import { hostConnector, ONE_ATTEMPT } from '../transport/index.ts';
+import { sshOptions } from './ssh-options.ts';
 import { runDoctor } from '../doctor/run.ts';
 import { InputError, quote } from '../errors.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
@@ -45,7 +46,8 @@ export const doctorCommand: CliCommand = {
       env: ctx.env,
       stdout: ctx.stdout,
       labPaths: defaultLabPaths(ctx.env),
-      connect: (inv) => doctorConnect(inv, { dir: inv.dir, identityFiles: ctx.values.identity as string[] | undefined, env: ctx.env, cwd: ctx.cwd }),
+      // One attempt, briefly: a machine that does not answer is a finding, not something to wait for.
+      connect: (inv) => hostConnector(inv, { ...sshOptions(ctx, inv), ...ONE_ATTEMPT }),
     });
     return code;
   },

@@ -1,15 +1,11 @@
 // `hardway encryption-config`: pki/encryption-config.yaml, generated once and then kept, because a
 // new key on rerun would make every secret already stored in etcd unreadable.
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { INVENTORY_OPTIONS, type CliCommand } from '../cli/command.ts';
-import { encryptionConfigProblem, newEncryptionKey, renderEncryptionConfig } from '../certs/encryption.ts';
-import { checkPkiDir, ensurePkiDir, narrowMode, readOptional, SECRET_MODE, writePkiFile } from '../certs/pki-files.ts';
-import { FailureError } from '../errors.ts';
+import { writeEncryptionConfig } from '../certs/write-encryption-config.ts';
 import { withRunLock } from '../engine/lock.ts';
-import { loadInventory, type Inventory } from '../inventory.ts';
-import { doneLine, keptLine, type PkiLine, type PkiReport } from '../certs/pki-report.ts';
+import { loadInventory } from '../inventory.ts';
 import { printReport } from './print-report.ts';
-import { PKI } from '../layout.ts';
 
 /** Creates the encryption config with a fresh random key if there is none; otherwise keeps it untouched. */
 export const encryptionConfigCommand: CliCommand = {
@@ -28,29 +24,3 @@ export const encryptionConfigCommand: CliCommand = {
     });
   },
 };
-
-/** What `hardway encryption-config` does once it holds the project's lock (`up` runs it under its own). */
-export function writeEncryptionConfig(inv: Inventory): PkiReport {
-  const lines: PkiLine[] = [];
-  checkPkiDir(inv.dir);
-  const file = join(inv.dir, PKI.encryptionConfig);
-  const existing = readOptional(file);
-  if (existing !== undefined) {
-    const problem = encryptionConfigProblem(existing);
-    if (problem) {
-      throw new FailureError(
-        `${PKI.encryptionConfig} exists but ${problem}; nothing was changed`,
-        'hardway does not replace it, since a new key makes the secrets already stored unreadable: repair it, or restore it from your backup',
-      );
-    }
-    lines.push(keptLine(`kept ${PKI.encryptionConfig}`));
-    const note = narrowMode(file, SECRET_MODE, PKI.encryptionConfig);
-    if (note) lines.push(doneLine(note));
-    return { lines, warnings: [] };
-  }
-  const dirNote = ensurePkiDir(inv.dir);
-  if (dirNote) lines.push(doneLine(dirNote));
-  writePkiFile(inv.dir, PKI.encryptionConfig, renderEncryptionConfig(newEncryptionKey()), SECRET_MODE);
-  lines.push(doneLine(`written ${PKI.encryptionConfig} (new 32-byte key "key1"; back it up: without it, stored secrets cannot be read)`));
-  return { lines, warnings: [] };
-}

@@ -10,7 +10,8 @@ import { jumpboxEtcdctl } from '../etcd-snapshot/jumpbox-etcdctl.ts';
 import { restoreSnapshot } from '../etcd-snapshot/restore.ts';
 import { localStatus, saveSnapshot } from '../etcd-snapshot/save.ts';
 import { shownPath } from '../etcd-snapshot/snapshot-file.ts';
-import { KnownHosts, knownHostsPath, openTransport, runCommand } from '../transport/index.ts';
+import { hostConnector, runCommand } from '../transport/index.ts';
+import { sshOptions } from './ssh-options.ts';
 import { Redactor } from '../ui/redact.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
 
@@ -77,13 +78,12 @@ export const etcdSnapshotRestoreCommand: CliCommand = {
     checkIdentityFiles(ctx.values.identity as string[] | undefined, ctx.cwd);
     const inventory = loadInventory(resolve(ctx.cwd, ctx.values.machines as string));
     const dryRun = ctx.values['dry-run'] === true;
-    const known = new KnownHosts(knownHostsPath(inventory.settings.ssh, { dir: inventory.dir }));
-    const sshOptions = { dir: inventory.dir, identityFiles: ctx.values.identity as string[] | undefined, env: ctx.env, cwd: ctx.cwd };
+    const connect = hostConnector(inventory, sshOptions(ctx, inventory));
     return withRunLock(inventory.dir, 'etcd snapshot restore', async () => {
       await restoreSnapshot({
         inventory, file, cwd: ctx.cwd, dryRun, confirmed: ctx.values.yes === true, out: ctx.stdout, now: new Date(),
         openLog: () => openRunLog(inventory.dir, 'etcd-snapshot-restore', new Redactor()),
-        connect: (m) => openTransport(m, inventory.settings.ssh, sshOptions, known),
+        connect: (m) => connect({ name: m.hostname, machine: m }),
         // etcdctl's verdict on the file is about the user's input: exit 2, nothing changed.
         status: (f) => localStatus({ run: (cmd) => runCommand(cmd, { timeoutMs: 10 * 60_000 }) }, jumpboxEtcdctl(inventory, false), f).catch((e: unknown) => {
           if (!(e instanceof CommandError)) throw e;

@@ -3,21 +3,13 @@
 // the project's lock for the whole run, so pki/ cannot change between being made and being sent.
 import type { Writable } from 'node:stream';
 import { say } from '../cli/command.ts';
-import { ensureCertificates } from '../certs/ensure.ts';
-import type { PkiReport } from '../certs/pki-report.ts';
+import { pkiMakers } from '../certs/make-pki.ts';
 import type { Inventory } from '../inventory.ts';
-import { writeEncryptionConfig } from './encryption-config.ts';
-import { writeKubeconfigs } from './kubeconfigs.ts';
 
 /** Runs certs, kubeconfigs and encryption-config; prints what they created or changed, one summary line for what they kept. */
 export async function preparePki(inv: Inventory, out: Writable): Promise<void> {
   let kept = 0;
-  const makers: Array<() => Promise<PkiReport> | PkiReport> = [
-    () => ensureCertificates(inv, new Date()),
-    () => writeKubeconfigs(inv),
-    () => writeEncryptionConfig(inv),
-  ];
-  for (const make of makers) {
+  for (const make of pkiMakers(inv)) {
     const report = await make();
     for (const w of report.warnings) say(out, `warning: ${w}`);
     for (const line of report.lines) {

@@ -7,12 +7,13 @@ import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { checkPkiDir } from '../certs/pki-files.ts';
-import type { StepOptions } from '../engine/types.ts';
+import type { RunResult, StepOptions } from '../engine/types.ts';
 import { STEPS, type StepEntry, type StepName } from '../steps/index.ts';
 import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entry.ts';
 import { preparePki } from './prepare-pki.ts';
+import { sshOptions } from './ssh-options.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
 
 /** Options every remote command takes. */
@@ -40,6 +41,8 @@ export interface RemoteDeps {
   connectors?: (ctx: CliContext, inv: ReturnType<typeof loadInventory>) => Connectors;
   /** The step registry (default: src/steps/index.ts). */
   steps?: Partial<Record<StepName, StepEntry>>;
+  /** The caller holds the project's lock already (a command that runs another's steps inside its own run). */
+  lockHeld?: boolean;
 }
 
 /** The CLI command `hardway <name>` that runs the steps its entry of the command table lists. */
@@ -48,22 +51,27 @@ export function remoteCommand(entry: RemoteCommandEntry, deps: RemoteDeps = {}):
   const stepNames = namesOf(entry.steps);
   const registry: Partial<Record<StepName, StepEntry>> = deps.steps ?? STEPS;
   const stepOptions: Record<string, OptionSpec> = Object.fromEntries(stepNames.flatMap((s) => registry[s]?.options ?? []).map((o) => [o, STEP_OPTIONS[o]]));
+  // A scoped command names its machines with its arguments: no --node, and its steps go together.
+  const { node: _node, only: _only, ...scopedOptions } = REMOTE_OPTIONS;
   return {
     name,
     summary: entry.summary,
+    ...(entry.args ? { args: entry.args } : {}),
     details: [
+      ...(entry.details ? [entry.details] : []),
       `Steps, in order: ${stepNames.join(', ')}.`,
       'Each step plans (reads) first and changes only what differs; a second run changes nothing.',
       'Exit codes: 0 success, 1 a step failed on some machine, 2 usage or input error.',
       `A log of every remote command and its output is written to logs/ beside machines.txt.`,
     ].join('\n'),
-    options: { ...REMOTE_OPTIONS, ...(entry.confirm ? { yes: CONFIRM_OPTION } : {}), ...stepOptions },
+    options: { ...(entry.scope ? scopedOptions : REMOTE_OPTIONS), ...(entry.confirm ? { yes: CONFIRM_OPTION } : {}), ...stepOptions },
     jsonFields: RUN_JSON_FIELDS,
-    run: (ctx) => runRemote(entry, ctx, { ...deps, steps: registry }),
+    run: async (ctx) => (await runRemote(entry, ctx, { ...deps, steps: registry })).code,
   };
 }
 
-async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: RemoteDeps): Promise<number> {
+/** Runs a remote command of the table as the CLI would, and returns its exit code and every result. */
+export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: RemoteDeps): Promise<{ code: number; result: RunResult }> {
   const { name } = entry;
   const stepNames: string[] = namesOf(entry.steps);
   const v = ctx.values;
@@ -84,11 +92,16 @@ async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: Remot
       chosen.length > missing.length ? `--only ${chosen.filter(isRegistered).join(' --only ')} runs what exists` : undefined,
     );
   }
+  const typed = [name, ...ctx.positionals].join(' ');
   if (entry.confirm && v.yes !== true && v['dry-run'] !== true) {
-    throw new InputError(`"hardway ${name}" ${entry.confirm}: rerun with --yes to do it`, `"hardway ${name} --dry-run" lists everything it would remove`);
+    throw new InputError(`"hardway ${typed}" ${entry.confirm}: rerun with --yes to do it`, `"hardway ${typed} --dry-run" lists everything it would remove`);
   }
-  const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
-  const selected = selectMachines(inventory, v.node as string[] | undefined);
+  const loaded = loadInventory(resolve(ctx.cwd, v.machines as string));
+  const scoped = entry.scope ? (await entry.scope())(loaded, ctx.positionals) : undefined;
+  const inventory = scoped?.inventory ?? loaded;
+  const selected = scoped ? [...inventory.machines, ...(inventory.leaving ?? [])] : selectMachines(inventory, v.node as string[] | undefined);
+  if (scoped) ctx.stderr.write(`${scoped.note}
+`);
   // -i before any file is written or machine asked: a missing key or a .pub is exit 2 at once.
   checkIdentityFiles(v.identity as string[] | undefined, ctx.cwd);
   // pki/ a file or a link to nothing is the project's input error (exit 2), not each machine's failure.
@@ -108,29 +121,21 @@ async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: Remot
     concurrency,
     values: v,
   };
-  // One lock for the whole run: pki/ is made and sent with no other run changing it in between.
-  return withRunLock(inventory.dir, name, async () => {
+  const run = async () => {
     if (entry.preparesPki && !options.dryRun) await preparePki(inventory, v.json === true ? ctx.stderr : ctx.stdout);
     const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
-    const connectors = (deps.connectors ?? sshConnectors)(ctx, inventory);
-    const { code } = await runSession({ command: name, steps, lanes, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors, lockHeld: true });
-    return code;
-  });
+    const connectors = (deps.connectors ?? sshConnectors)(ctx, loaded);
+    const { code, result } = await runSession({ command: name, steps, lanes, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors, lockHeld: true });
+    return { code, result };
+  };
+  // One lock for the whole run: pki/ is made and sent with no other run changing it in between.
+  return deps.lockHeld ? run() : withRunLock(inventory.dir, name, run);
 }
 
 /** The one transport factory: SSH to machines (shared known_hosts), the local transport for the jumpbox. */
 export function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInventory>): Connectors {
   return async (logger) => {
     const t = await import('../transport/index.ts');
-    const opts = {
-      dir: inv.dir,
-      identityFiles: ctx.values.identity as string[] | undefined,
-      acceptNewHostKeys: ctx.values['accept-new-host-keys'] === true,
-      env: ctx.env,
-      cwd: ctx.cwd,
-      log: (line: string) => logger.debug(line),
-    };
-    const knownHosts = new t.KnownHosts(t.knownHostsPath(inv.settings.ssh, opts));
-    return async (host) => (host.machine ? t.openTransport(host.machine, inv.settings.ssh, opts, knownHosts) : new t.LocalTransport({ machine: host.name }));
+    return t.hostConnector(inv, { ...sshOptions(ctx, inv), log: (line: string) => logger.debug(line) });
   };
 }

@@ -1,7 +1,8 @@
 // The cluster as the API sees it, asked from the jumpbox with kubectl and pki/jumpbox.kubeconfig.
 // kubectl dials the first control plane's address from machines.txt (its certificate names it), so
 // the answer does not depend on this host resolving the cluster's names.
-import { execFile } from 'node:child_process';
+import { sh } from '../shell.ts';
+import { runCommand } from '../transport/local.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
@@ -33,10 +34,7 @@ export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv): Promise
   if (!existsSync(join(inv.dir, PKI.kubeconfig('jumpbox')))) {
     return { command, error: `${PKI.kubeconfig('jumpbox')} does not exist (run "hardway up", or "hardway kubeconfigs")`, ...NOTHING };
   }
-  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    execFile(kubectl, args, { maxBuffer: 64 << 20, timeout: 10_000 }, (err, stdout, stderr) =>
-      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
-  });
+  const r = await runCommand(sh`${kubectl} ${args}`, { timeoutMs: 10_000 }).catch((e: Error) => ({ code: 1, stdout: '', stderr: e.message }));
   if (r.code !== 0) return { command, error: lastLine(r.stderr) || `exit ${r.code}`, ...NOTHING };
   return { command, ...parseNodesAndPods(r.stdout) };
 }

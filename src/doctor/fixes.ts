@@ -1,20 +1,18 @@
 // The command lines doctor suggests: each one a real hardway command that undoes that cause, as a
-// user types it in the project directory (with --machines when doctor was given one).
+// user types it in the project directory (with --machines when doctor was given one), derived from
+// the command table (the steps that put it back), never typed by hand.
+import { commandFor, commandLine } from '../command-table.ts';
+import type { StepName } from '../steps/index.ts';
 import type { DoctorContext } from './types.ts';
 
-/** `hardway <words> --node MACHINE` plus the project's own arguments. */
-export function hardwayFix(ctx: DoctorContext, words: string, machine: string): string {
-  return `hardway ${words} --node ${machine}${ctx.projectArgs}`;
+/** The command that runs `steps` on `machine` (or on every machine they target, without one). */
+export function stepsFix(ctx: DoctorContext, steps: readonly StepName[], machine?: string): string {
+  return commandFor(steps, { ...(machine ? { node: machine } : {}), extra: ctx.projectArgs });
 }
 
-/** `hardway <words>` for the whole project (no --node: e.g. a command whose steps run on several kinds of machine). */
-export function projectFix(ctx: DoctorContext, words: string): string {
-  return `hardway ${words}${ctx.projectArgs}`;
-}
-
-/** The worker step that owns a component: `hardway bootstrap-workers --only STEP --node MACHINE`. */
-export function workerStepFix(ctx: DoctorContext, step: 'worker-os' | 'containerd' | 'cni' | 'kubelet' | 'kube-proxy', machine: string): string {
-  return hardwayFix(ctx, `bootstrap-workers --only ${step}`, machine);
+/** A whole command of the table on `machine` (e.g. `up`, which also makes pki/). */
+export function commandFix(ctx: DoctorContext, command: string, machine?: string): string {
+  return commandLine(command, { ...(machine ? { node: machine } : {}), extra: ctx.projectArgs });
 }
 
 /** What brings back a machine that does not answer: in a lab, start it (or reboot it if it runs); elsewhere nothing hardway can do. */
@@ -24,9 +22,15 @@ export function unreachableFix(ctx: DoctorContext, machine: string): string | nu
   return `hardway lab ${verb} ${machine} --name ${ctx.lab.name}`;
 }
 
-/** The step that installs a service on a machine of either role. */
+/** The step that installs and runs each service hardway runs (what puts a service back). */
+export const SERVICE_STEP: Readonly<Record<string, StepName>> = {
+  etcd: 'bootstrap-etcd',
+  'kube-apiserver': 'bootstrap-control-plane', 'kube-controller-manager': 'bootstrap-control-plane', 'kube-scheduler': 'bootstrap-control-plane',
+  containerd: 'containerd', kubelet: 'kubelet', 'kube-proxy': 'kube-proxy',
+  'hardway-pod-routes': 'routes', haproxy: 'api-proxy',
+};
+
+/** The step that installs a service, on its machine. */
 export function serviceFix(ctx: DoctorContext, service: string, machine: string): string {
-  if (service === 'etcd') return hardwayFix(ctx, 'bootstrap-etcd', machine);
-  if (service === 'containerd' || service === 'kubelet' || service === 'kube-proxy') return workerStepFix(ctx, service, machine);
-  return hardwayFix(ctx, 'bootstrap-control-plane', machine);
+  return stepsFix(ctx, [SERVICE_STEP[service] ?? 'bootstrap-control-plane'], machine);
 }

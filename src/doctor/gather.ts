@@ -1,32 +1,11 @@
 // Gathering: one SSH connection and one facts batch per machine, all machines at once. Only reads;
 // a machine that does not answer becomes evidence too, never an exception.
-import type { Inventory, Machine } from '../inventory.ts';
+import type { Machine } from '../inventory.ts';
 import { createFacts, type FileFact, type ProbeResult } from '../engine/facts.ts';
-import { AuthError, HostKeyError, KnownHosts, createTransport, knownHostsPath, type TransportOptions } from '../transport/index.ts';
+import { AuthError, HostKeyError, type Connect } from '../transport/index.ts';
 import type { Transport } from '../transport/types.ts';
 import type { MachineRequests } from './probes.ts';
 import type { MachineEvidence } from './types.ts';
-
-/** Opens a machine's transport; rejects with the transport's error. */
-export type Connect = (m: Machine) => Promise<Transport>;
-
-/**
- * The SSH connector doctor uses: the project's known_hosts, strict as always, but one attempt with
- * a short timeout, because a machine that does not answer is a finding, not something to wait for.
- */
-export function doctorConnect(inv: Inventory, opts: TransportOptions): Connect {
-  const known = new KnownHosts(knownHostsPath(inv.settings.ssh, opts));
-  return async (m) => {
-    const t = createTransport(m, inv.settings.ssh, { readyTimeoutMs: 5_000, ...opts, retry: { attempts: 1 } }, known);
-    try {
-      await t.connect();
-    } catch (e) {
-      await t.close().catch(() => undefined);
-      throw e;
-    }
-    return t;
-  };
-}
 
 /**
  * Asks one machine every batch of `requests` on one connection, all at once (a batch whose request
@@ -36,7 +15,7 @@ export async function gatherMachine(m: Machine, requests: Array<MachineRequests 
   const evidence: MachineEvidence = { machine: m.hostname, probes: {}, files: {} };
   let t: Transport;
   try {
-    t = await connect(m);
+    t = await connect({ name: m.hostname, machine: m });
   } catch (e) {
     // No key offered at all is not the machine refusing one.
     const kind = e instanceof HostKeyError ? 'host-key' : e instanceof AuthError ? (e.tried.length ? 'auth' : 'no-key') : 'connect';
@@ -50,7 +29,7 @@ export async function gatherMachine(m: Machine, requests: Array<MachineRequests 
       const names = Object.keys(req.probes);
       const answers = await facts.batch([
         ...req.reads.map((path) => ({ op: 'R' as const, path })),
-        ...names.map((k) => ({ op: 'C' as const, cmd: req.probes[k]! })),
+        ...names.map((k) => req.probes[k]!),
       ]);
       req.reads.forEach((path, i) => {
         const f = answers[i] as FileFact;

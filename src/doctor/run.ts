@@ -8,11 +8,12 @@ import { gatherApi } from './api.ts';
 import { defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from './context.ts';
 import { diagnose } from './diagnose.ts';
 import { doctorJson, doctorText } from './format.ts';
-import { gatherMachine, type Connect } from './gather.ts';
+import { gatherMachine } from './gather.ts';
+import type { Connect } from '../transport/index.ts';
 import { pullRequests, requestsFor } from './probes.ts';
 import type { DoctorContext, Finding } from './types.ts';
 
-/** What one run needs; `connect` opens a machine's transport (doctorConnect in production). */
+/** What one run needs; `connect` opens a machine's transport (hostConnector with ONE_ATTEMPT in production). */
 export interface DoctorRun {
   machinesFile: string;
   /** Arguments the suggested commands need too, with a leading space (e.g. ` --machines x/machines.txt`), or ''. */

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { holderAlive, tryLockFile, type LockDeps } from '../engine/lock.ts';
+import { withFileLock, type LockDeps } from '../engine/lock.ts';
 import { PreconditionError } from '../errors.ts';
 import { tryLocal } from '../transport/local.ts';
 
@@ -105,23 +105,10 @@ export interface BuildLockOptions {
  * it waits for (`what` names the build) and waits. A holder that died is taken over.
  */
 export async function withBuildLock<T>(lockFile: string, what: string, log: (line: string) => void, fn: () => Promise<T>, opts: BuildLockOptions = {}): Promise<T> {
-  let said = false;
-  for (;;) {
-    const taken = tryLockFile(lockFile, what, opts.deps ?? { pid: process.pid, alive: holderAlive });
-    if (!('holder' in taken)) {
-      try {
-        return await fn();
-      } finally {
-        taken.release();
-      }
-    }
-    if (!said) {
-      const h = taken.holder;
-      log(`  waiting for another hardway process (pid ${h.pid}, since ${h.started}) that is building ${what} from the same inputs`);
-      said = true;
-    }
-    await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));
-  }
+  return withFileLock(lockFile, what, fn, {
+    ...opts,
+    onWait: (h) => log(`  waiting for another hardway process (pid ${h.pid}, since ${h.started}) that is building ${what} from the same inputs`),
+  });
 }
 
 /** Checks that each tool (command name -> Debian package) is installed; a PreconditionError names the packages missing for `what`. */

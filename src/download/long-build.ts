@@ -1,9 +1,10 @@
 // One way to run a build that takes minutes (make for Kubernetes, go build for CoreDNS): its output
 // to a log file, the lines that show progress to the user with the seconds since the start, a line
 // now and then when it prints nothing for long, and the last lines of its output when it fails.
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { FailureError } from '../errors.ts';
+import { sh } from '../shell.ts';
+import { runCommand } from '../transport/local.ts';
 
 /** A long build: the command, where its output goes, and how it reports. */
 export interface LongBuild {
@@ -38,40 +39,29 @@ export function progressLine(started: number, line: string): string {
 }
 
 /** Runs the build; resolves when it exits 0, else rejects with a FailureError holding its last lines. */
-export function runLongBuild(b: LongBuild): Promise<void> {
+export async function runLongBuild(b: LongBuild): Promise<void> {
   const started = b.started ?? Date.now();
   const progress = (line: string) => b.log(progressLine(started, line));
-  return new Promise((resolve, reject) => {
-    const child = spawn(b.command, b.args, { cwd: b.cwd, env: b.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const tail: string[] = [];
-    const chunks: Buffer[] = [];
-    let lastSaid = Date.now();
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      for (const line of chunk.toString().split('\n')) {
-        if (!line.trim()) continue;
-        tail.push(line);
-        if (tail.length > TAIL_LINES) tail.shift();
-        const said = b.progressOf(line);
-        if (said === undefined) continue;
-        lastSaid = Date.now();
-        progress(said);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    const heartbeat = setInterval(() => {
-      if (Date.now() - lastSaid >= HEARTBEAT_MS) progress(b.quiet);
-    }, HEARTBEAT_MS);
-    child.on('error', (e) => {
-      clearInterval(heartbeat);
-      reject(new FailureError(`${b.what} failed: cannot run ${b.command}: ${e.message}`, b.hint));
-    });
-    child.on('close', (code, signal) => {
-      clearInterval(heartbeat);
-      void writeFile(b.logFile, Buffer.concat(chunks)).catch(() => undefined);
-      if (code === 0) resolve();
-      else reject(new FailureError(`${b.what} failed (${b.command} exit ${code ?? signal}) in ${b.cwd}:\n${tail.map((l) => `  ${l}`).join('\n')}`, b.hint));
-    });
-  });
+  const tail: string[] = [];
+  const chunks: Buffer[] = [];
+  let lastSaid = Date.now();
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    for (const line of chunk.toString().split('\n')) {
+      if (!line.trim()) continue;
+      tail.push(line);
+      if (tail.length > TAIL_LINES) tail.shift();
+      const said = b.progressOf(line);
+      if (said === undefined) continue;
+      lastSaid = Date.now();
+      progress(said);
+    }
+  };
+  const heartbeat = setInterval(() => {
+    if (Date.now() - lastSaid >= HEARTBEAT_MS) progress(b.quiet);
+  }, HEARTBEAT_MS);
+  // No time limit: the build stays in this process group, so Ctrl-C reaches it.
+  const r = await runCommand(sh`${b.command} ${b.args}`, { cwd: b.cwd, env: b.env, onStdout: onData, onStderr: onData }).finally(() => clearInterval(heartbeat));
+  await writeFile(b.logFile, Buffer.concat(chunks)).catch(() => undefined);
+  if (r.code !== 0) throw new FailureError(`${b.what} failed (${b.command} exit ${r.code}) in ${b.cwd}:\n${tail.map((l) => `  ${l}`).join('\n')}`, b.hint);
 }

@@ -1,15 +1,16 @@
 // Facts shared by plans that run at the same time on one machine: every batch asked within a few
 // milliseconds of another goes out as one remote command, each distinct request once, and the
-// mergeable probes of one kind (the steps' service states) as one probe for all.
-import { encodeRequest, factsFrom, type FactRequest, type Facts, type FileFact, type MergeableProbe, type ProbeResult } from './facts.ts';
+// mergeable probes of one name (the steps' service states) as one probe for all.
+import { withItems, type ProbeRequest } from '../probes/probe.ts';
+import { encodeRequest, factsFrom, type FactRequest, type Facts, type FileFact, type ProbeResult } from './facts.ts';
 
-/** Thrown by a coalesced query: a plan that needs a command of its own (a wait) cannot be planned alongside the others. */
+/** Thrown by a coalesced wait: a plan that needs a wait of its own cannot be planned alongside the others. */
 export class NotCoalescable extends Error {}
 
 /** How long a batch waits for others to join it: plans reach their next batch after a few ms of local work. */
 const GATHER_MS = 5;
 
-/** Facts over `inner` whose batches are merged; `query` (a wait, stdin) is refused with NotCoalescable. */
+/** Facts over `inner` whose batches are merged; a wait is refused with NotCoalescable. */
 export function coalescedFacts(inner: Facts): Facts {
   let pending: Array<{ asked: FactRequest[]; done: (a: Array<FileFact | ProbeResult>) => void; fail: (e: unknown) => void }> = [];
   const flush = async () => {
@@ -39,26 +40,23 @@ export function coalescedFacts(inner: Facts): Facts {
       pending.push({ asked, done, fail });
     });
   };
-  const query: Facts['query'] = async (cmd) => {
-    throw new NotCoalescable(`a plan needs a command of its own: ${cmd.text}`);
+  const wait: Facts['wait'] = async (req) => {
+    throw new NotCoalescable(`a plan needs a wait of its own: ${req.probe}`);
   };
-  return factsFrom(batch, query, inner.remember);
+  return factsFrom(batch, wait, inner.remember);
 }
 
-/** Each mergeable probe mapped to the one probe of its key that asks for the union of their items. */
+/** Each mergeable probe mapped to the one request of its name that asks for the union of their items. */
 function mergeProbes(requests: FactRequest[]): Map<FactRequest, FactRequest> {
-  const groups = new Map<string, { merge: MergeableProbe; members: FactRequest[] }>();
+  const groups = new Map<string, ProbeRequest[]>();
   for (const r of requests) {
-    if (r.op !== 'C' || !r.merge) continue;
-    const g = groups.get(r.merge.key) ?? { merge: r.merge, members: [] };
-    g.members.push(r);
-    groups.set(r.merge.key, g);
+    if (r.op !== 'P' || !r.merge) continue;
+    groups.set(r.probe, [...(groups.get(r.probe) ?? []), r]);
   }
   const out = new Map<FactRequest, FactRequest>();
-  for (const { merge, members } of groups.values()) {
+  for (const members of groups.values()) {
     if (members.length < 2) continue;
-    const items = [...new Set(members.flatMap((m) => (m.op === 'C' && m.merge ? m.merge.items : [])))];
-    const one: FactRequest = { op: 'C', cmd: merge.build(items) };
+    const one = withItems(members[0]!, [...new Set(members.flatMap((m) => m.merge!.items))]);
     for (const m of members) out.set(m, one);
   }
   return out;

@@ -7,7 +7,9 @@
 #  (the caller cuts it by their sizes; should a file have changed in between, the lengths do not
 #  add up and the caller asks those files again without $blob)
 #  `H sha256 path` -> `K` (remembered in the SHA cache for the file as it is now) | `N`
-#  `C base64(cmd)` or `c cmd` (a one-line command as it is) -> `code ANSWER`, where ANSWER is
+#  `P name base64(cmd)` or `p name cmd` (a one-line command as it is): one of hardway's read-only
+#  probes, by the name its registry gives it (src/probes/; the name is for the log and the test
+#  machines, the command is what runs) -> `code ANSWER`, where ANSWER is
 #  `:text` for stdout `text\n`, `;text` for stdout `text` (one line, no newline); stdout of several
 #  lines follows as it is, after `code +` (it ends with a newline) or `code -` (it does not, and
 #  one is added), up to the line $end (a random line the caller sets per batch), so no encoding
@@ -142,8 +144,9 @@ while [ $i -lt $n ]; do
       remember_sum "$arg$tab${meta##* }:$ident$tab" "$sum"
       echo K
     else echo N; fi ;;
-  c|C)
-    if [ "$op" = C ]; then cmd=$(printf '%s' "$arg" | base64 -d); else cmd=$arg; fi
+  p|P)
+    arg=${arg#* }
+    if [ "$op" = P ]; then cmd=$(printf '%s' "$arg" | base64 -d); else cmd=$arg; fi
     # One subshell: the EXIT trap keeps stdout's trailing newlines (the `.`) and the exit code
     # even when the command itself calls exit.
     out=$(trap 'r=$?; echo .; exit $r' EXIT; eval "$cmd" </dev/null 2>/dev/null); code=$?

@@ -5,7 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { joinCommands, sh, shellProgram, type Command } from '../shell.ts';
-import type { ExecResult, Transport } from '../transport/types.ts';
+import type { Transport } from '../transport/types.ts';
+import { isProbeRequest, type Answer, type ProbeAnswer, type ProbeRequest } from '../probes/probe.ts';
+import { PROBES } from '../probes/index.ts';
 
 /** A regular file's metadata; `sha256` is set by stat requests, `content` by read requests. */
 export interface FileFact {
@@ -23,10 +25,7 @@ export interface FileFact {
 }
 
 /** Output of one probe command: exit code and stdout (stderr is dropped; probes only read). */
-export interface ProbeResult {
-  code: number;
-  stdout: string;
-}
+export type ProbeResult = ProbeAnswer;
 
 /** Files larger than this are not read back (they are compared by SHA-256 only). */
 export const READ_LIMIT = 1024 * 1024;
@@ -53,18 +52,11 @@ const SHA256_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f200
  */
 export const FACTS_SCRIPT: Command = shellProgram(readFileSync(fileURLToPath(new URL('../../src/engine/facts.sh', import.meta.url)), 'utf8'));
 
-/**
- * A probe that several plans asking at once may share: its command for the union of their items
- * answers each of them (e.g. one `systemctl show` for every step's services).
- */
-export interface MergeableProbe {
-  key: string;
-  items: readonly string[];
-  build(items: readonly string[]): Command;
-}
+/** One request of a batch: a file's metadata (S), content (R), a digest to remember (H), or a probe of the registry. */
+export type FactRequest = { op: 'S' | 'R'; path: string } | { op: 'H'; path: string; sha256: string } | ProbeRequest;
 
-/** One request of a batch. */
-export type FactRequest = { op: 'S' | 'R'; path: string } | { op: 'C'; cmd: Command; merge?: MergeableProbe } | { op: 'H'; path: string; sha256: string };
+/** The parsed answers of a record of probe requests, by the same keys. */
+export type Answers<T extends Record<string, ProbeRequest>> = { [K in keyof T]: Answer<NonNullable<T[K]>> };
 
 /** Read-only helpers bound to one machine's transport. */
 export interface Facts {
@@ -72,14 +64,11 @@ export interface Facts {
   stat(paths: string[]): Promise<Map<string, FileFact>>;
   /** Content, mode, owner and size of many (text) files, in one remote command. Never for secrets. */
   read(paths: string[]): Promise<Map<string, FileFact>>;
-  /** Runs many read-only commands in one remote command; stdout keeps trailing newlines. */
-  probe<K extends string>(cmds: Record<K, Command>): Promise<Record<K, ProbeResult>>;
-  /**
-   * One read-only command on its own, for what a batch cannot carry: stdin (`kubectl diff -f -`),
-   * stderr, or a wait (a loop until a service answers, up to `timeoutMs`).
-   */
-  query(cmd: Command, opts?: { stdin?: string; timeoutMs?: number }): Promise<ExecResult>;
-  /** Any mix of the above in one round trip; answers in request order. */
+  /** Asks probes of the registry in one remote command; their answers parsed, by the same keys. */
+  ask<T extends Record<string, ProbeRequest>>(probes: T): Promise<Answers<T>>;
+  /** A wait (a probe that asks until a service answers): on its own, for up to its time. */
+  wait<R>(req: ProbeRequest<R>): Promise<R>;
+  /** Any mix of file requests and probes in one round trip; raw answers in request order (a probe's reads with its `parse`). */
   batch(requests: FactRequest[]): Promise<Array<FileFact | ProbeResult>>;
   /**
    * Queues the SHA-256 of a large file this run has just uploaded: the next batch records it in
@@ -89,7 +78,12 @@ export interface Facts {
 }
 
 /** Creates the facts helpers for a transport; `log` receives one line per request answered. */
-export function createFacts(transport: Transport, log: (line: string) => void = () => {}, opts: { cacheWrites?: boolean; cacheFile?: string } = {}): Facts {
+export function createFacts(transport: Transport, log: (line: string) => void = () => {}, opts: { cacheWrites?: boolean; cacheFile?: string; probes?: ReadonlyMap<string, object> } = {}): Facts {
+  const registry = opts.probes ?? PROBES;
+  // Only the registry's own probes run: a probe made anywhere else is refused before anything is sent.
+  const registered = (req: FactRequest) => {
+    if (isProbeRequest(req) && registry.get(req.probe) !== req.of) throw new Error(`"${req.probe}" is not a probe of hardway's registry (src/probes/index.ts)`);
+  };
   // The script's settings (see its header), then the script itself.
   const settings = sh`cache=${opts.cacheFile ?? SHA_CACHE}; fast_min=${FAST_HASH_MIN}; read_limit=${READ_LIMIT}; abc_sha256=${SHA256_ABC};`;
   // The line that closes a multi-line answer: random per run, so no probe's output holds it.
@@ -100,6 +94,7 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
   const remembered: FactRequest[] = [];
   const batch = async (asked: FactRequest[], blob = true): Promise<Array<FileFact | ProbeResult>> => {
     if (asked.length === 0) return [];
+    asked.forEach(registered);
     // Digests to remember go first, so this batch's own lookups already find them.
     const requests = [...remembered.splice(0), ...asked];
     const stdin = requests.map(encodeRequest).join('\n') + '\n';
@@ -113,7 +108,7 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
       if (at >= lines.length) throw short();
       const line = lines[at++]!;
       // A multi-line probe answer: its lines as they are, up to the end line.
-      const last = req.op === 'C' && /^\d+ [+-]$/.test(line) ? lines.indexOf(end, at) : -1;
+      const last = req.op === 'P' && /^\d+ [+-]$/.test(line) ? lines.indexOf(end, at) : -1;
       let answer: FileFact | ProbeResult;
       if (last >= 0) {
         answer = { code: Number(line.slice(0, -2)), stdout: lines.slice(at, last).join('\n') + (line.endsWith('+') ? '\n' : '') };
@@ -143,37 +138,45 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
     }
     return answers.slice(requests.length - asked.length);
   };
-  const query: Facts['query'] = async (cmd, opts) => {
-    const r = await transport.exec(cmd, opts);
-    log(`query (exit ${r.code}): ${cmd.text}`);
-    return r;
+  const wait: Facts['wait'] = async (req) => {
+    registered(req);
+    const r = await transport.exec(scriptFor(false), { stdin: encodeRequest(req) + '\n', logAs: `facts: wait ${req.probe}`, timeoutMs: (req.waitMs ?? 0) + WAIT_SLACK_MS });
+    const lines = r.stdout.split('\n');
+    if (r.code !== 0 || lines.length < 2) throw new Error(`${transport.machine}: waiting (${req.probe}) failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
+    const last = /^\d+ [+-]$/.test(lines[0]!) ? lines.indexOf(end, 1) : -1;
+    const answer = last >= 0 ? { code: Number(lines[0]!.slice(0, -2)), stdout: lines.slice(1, last).join('\n') + (lines[0]!.endsWith('+') ? '\n' : '') } : decodeAnswer(req, lines[0]!) as ProbeResult;
+    log(describeAnswer(req, answer));
+    return req.parse(answer);
   };
-  return factsFrom(batch, query, (path, sha256) => void remembered.push({ op: 'H', path, sha256 }));
+  return factsFrom(batch, wait, (path, sha256) => void remembered.push({ op: 'H', path, sha256 }));
 }
 
-/** The Facts helpers (stat, read, probe) over one batch function. */
-export function factsFrom(batch: Facts['batch'], query: Facts['query'], remember: Facts['remember']): Facts {
+/** A wait's command gets this much longer than its own limit before the transport gives up on it. */
+const WAIT_SLACK_MS = 30_000;
+
+/** The Facts helpers (stat, read, ask) over one batch function. */
+export function factsFrom(batch: Facts['batch'], wait: Facts['wait'], remember: Facts['remember']): Facts {
   const files = async (op: 'S' | 'R', paths: string[]) => {
     const answers = await batch(paths.map((path) => ({ op, path })));
     return new Map(answers.map((a) => [(a as FileFact).path, a as FileFact]));
   };
   return {
     batch,
-    query,
+    wait,
     remember,
     stat: (paths) => files('S', paths),
     read: (paths) => files('R', paths),
-    async probe(cmds) {
-      const keys = Object.keys(cmds) as (keyof typeof cmds)[];
-      const answers = await batch(keys.map((k) => ({ op: 'C', cmd: cmds[k] })));
-      return Object.fromEntries(keys.map((k, i) => [k, answers[i]])) as Record<keyof typeof cmds, ProbeResult>;
+    async ask(probes) {
+      const keys = Object.keys(probes);
+      const answers = await batch(keys.map((k) => probes[k]!));
+      return Object.fromEntries(keys.map((k, i) => [k, probes[k]!.parse(answers[i] as ProbeResult)])) as Answers<typeof probes>;
     },
   };
 }
 
 /** Encodes one request as a stdin line (exported for the fake transport's tests). */
 export function encodeRequest(req: FactRequest): string {
-  if (req.op === 'C') return /[\n\r]/.test(req.cmd.text) ? `C ${Buffer.from(req.cmd.text).toString('base64')}` : `c ${req.cmd.text}`;
+  if (isProbeRequest(req)) return /[\n\r]/.test(req.cmd.text) ? `P ${req.probe} ${Buffer.from(req.cmd.text).toString('base64')}` : `p ${req.probe} ${req.cmd.text}`;
   if (/[\n\r]/.test(req.path) || req.path === '') throw new Error(`unsupported path for facts: ${JSON.stringify(req.path)}`);
   if (req.op === 'H') {
     if (!/^[0-9a-f]{64}$/.test(req.sha256)) throw new Error(`not a SHA-256: ${JSON.stringify(req.sha256)}`);
@@ -183,7 +186,7 @@ export function encodeRequest(req: FactRequest): string {
 }
 
 function decodeAnswer(req: FactRequest, line: string): FileFact | ProbeResult {
-  if (req.op === 'C') {
+  if (isProbeRequest(req)) {
     const space = line.indexOf(' ');
     const answer = space < 0 ? '' : line.slice(space + 1);
     const stdout = answer.startsWith(':') ? `${answer.slice(1)}\n` : answer.startsWith(';') ? answer.slice(1) : Buffer.from(answer, 'base64').toString('utf8');
@@ -204,9 +207,9 @@ function decodeAnswer(req: FactRequest, line: string): FileFact | ProbeResult {
 }
 
 function describeAnswer(req: FactRequest, a: FileFact | ProbeResult): string {
-  if (req.op === 'C') {
+  if (isProbeRequest(req)) {
     const out = (a as ProbeResult).stdout.replace(/\n$/, '');
-    return `probe (exit ${(a as ProbeResult).code}): ${req.cmd.text}${out ? `\n--- stdout:\n${out.slice(0, 4000)}` : ''}`;
+    return `probe ${req.probe} (exit ${(a as ProbeResult).code}): ${req.cmd.text}${out ? `\n--- stdout:\n${out.slice(0, 4000)}` : ''}`;
   }
   const f = a as FileFact;
   if (req.op === 'H') return `remember the SHA-256 of ${f.path} (just uploaded): ${f.exists ? 'done' : 'not there'}`;

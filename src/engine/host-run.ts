@@ -3,26 +3,14 @@
 import { FailureError, isExpectedError, PreconditionError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import type { Redactor } from '../ui/redact.ts';
-import type { Logger } from '../ui/logger.ts';
-import type { ConnectionPool } from './connections.ts';
-import type { RunLog } from './run-log.ts';
-import type { Change, Host, HostContext, HostResult, Step, StepOptions } from './types.ts';
-import type { Transport } from '../transport/types.ts';
+import type { Change, HostContext, HostResult, Step, StepOptions } from './types.ts';
 import type { Target } from './targets.ts';
 import { applyChange, describeChange } from './apply.ts';
 import { mapLimit } from './fanout.ts';
-import { createFacts, FAST_HASH_MIN, type Facts } from './facts.ts';
-import { loggedTransport } from './logged-transport.ts';
+import { FAST_HASH_MIN } from './facts.ts';
 import { changeLines, planLines } from './describe.ts';
+import type { EngineDeps, RunHosts } from './hosts.ts';
 import type { AtOnce } from './plan-at-once.ts';
-
-/** The collaborators a run needs; tests pass fakes. */
-export interface EngineDeps {
-  pool: ConnectionPool;
-  logger: Logger;
-  runLog: RunLog;
-  redactor: Redactor;
-}
 
 /** Result of one step on one host plus the lines to show for it. */
 export interface HostOutcome {
@@ -37,7 +25,7 @@ export interface HostOutcome {
  * `atOnce`: what the at-once plan (plan-at-once.ts) found; settled, nothing changes anywhere, so the
  * plan is empty and a verify or check it already ran ended as it says.
  */
-export async function runStepOnHost(step: Step, target: Target, inventory: Inventory, options: StepOptions, deps: EngineDeps, atOnce?: AtOnce): Promise<HostOutcome> {
+export async function runStepOnHost(step: Step, target: Target, inventory: Inventory, options: StepOptions, deps: EngineDeps, hosts: RunHosts, atOnce?: AtOnce): Promise<HostOutcome> {
   const { runLog, redactor } = deps;
   const { host, work } = target;
   const log = deps.logger.host(host.name);
@@ -53,7 +41,7 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
     const settled = atOnce?.settled === true;
     const early = settled ? atOnce.outcome(step.name, host.name) : undefined;
     if (early && !early.ok) throw early.error;
-    const { transport, facts } = await openHost(host, options, deps);
+    const { transport, facts } = await hosts(host);
     const ctx: HostContext = { host: host.name, inventory, facts, options, log };
     if (work.kind === 'check') {
       if (!early) await work.check(ctx);
@@ -103,17 +91,6 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
     runLog.write(`${step.name} failed: ${(e as Error)?.stack ?? message}`, host.name);
     return { ...result('failed', message), untouched: e instanceof PreconditionError && applied === 0 };
   }
-}
-
-/**
- * The host's logged transport and its facts: every command lands in the run log, fact reads too
- * (with -v they are shown). `keepFailure`: see ConnectionPool.open.
- */
-export async function openHost(host: Host, options: StepOptions, deps: EngineDeps, opts: { keepFailure?: boolean } = {}): Promise<{ transport: Transport; facts: Facts }> {
-  const log = deps.logger.host(host.name);
-  const debug = options.verbose ? (h: string, line: string) => deps.logger.host(h).debug(line) : undefined;
-  const transport = loggedTransport(await deps.pool.open(host, opts), { log: deps.runLog, debug }, host.name);
-  return { transport, facts: createFacts(transport, (line) => log.debug(line), { cacheWrites: !options.dryRun }) };
 }
 
 /** Uploads a machine takes at once (below the transport's channel cap). */

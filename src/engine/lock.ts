@@ -81,6 +81,28 @@ export function acquireRunLock(projectDir: string, command: string, deps: LockDe
   );
 }
 
+/**
+ * Runs `fn` holding the lock file `path` (a build in hardway's cache, the lab's host settings),
+ * waiting while another live process holds it: `onWait` hears once whom for. A holder that died is
+ * taken over; the lock is released however `fn` ends.
+ */
+export async function withFileLock<T>(path: string, command: string, fn: () => Promise<T> | T, opts: { onWait?: (holder: LockInfo) => void; pollMs?: number; deps?: LockDeps } = {}): Promise<T> {
+  let said = false;
+  for (;;) {
+    const taken = tryLockFile(path, command, opts.deps ?? { pid: process.pid, alive: holderAlive });
+    if (!('holder' in taken)) {
+      try {
+        return await fn();
+      } finally {
+        taken.release();
+      }
+    }
+    if (!said) opts.onWait?.(taken.holder);
+    said = true;
+    await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));
+  }
+}
+
 /** Runs `fn` holding the project's lock, and releases it however `fn` ends. */
 export async function withRunLock<T>(projectDir: string, command: string, fn: () => Promise<T>): Promise<T> {
   const lock = acquireRunLock(projectDir, command);

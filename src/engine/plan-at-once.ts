@@ -6,12 +6,12 @@
 // one round trip for the whole command. Otherwise (or when a plan needs a wait, or fails) nothing
 // is reused and the steps plan one by one as always: a step's plan may depend on what the steps
 // before it change. A verify or check that needs a command of its own (a wait) runs again later.
-import type { Inventory, Machine } from '../inventory.ts';
+import type { Inventory } from '../inventory.ts';
 import { Semaphore } from '../transport/semaphore.ts';
 import { coalescedFacts } from './coalesced-facts.ts';
 import type { Facts } from './facts.ts';
-import { openHost, type EngineDeps } from './host-run.ts';
-import { targetsOf, type ChangeWork, type CheckWork } from './targets.ts';
+import type { EngineDeps, RunHosts } from './hosts.ts';
+import type { ChangeWork, CheckWork, Target } from './targets.ts';
 import type { Host, HostContext, Step, StepOptions } from './types.ts';
 
 /** How a verify or check ended in the at-once round: passed, or the error it threw. */
@@ -25,12 +25,12 @@ export type AtOnce = { settled: true; outcome(step: string, host: string): Early
 
 type Work = { step: Step; work: ChangeWork | CheckWork };
 
-/** Plans every change step on every host at once, verifies and checks alongside; settled only if every plan is empty. */
-export async function planAtOnce(steps: Step[], inventory: Inventory, selected: Machine[], options: StepOptions, deps: EngineDeps): Promise<AtOnce> {
+/** Plans every change step on every host at once, verifies and checks alongside; settled only if every plan is empty. `targets[i]` are steps[i]'s. */
+export async function planAtOnce(steps: Step[], targetsOfStep: Target[][], inventory: Inventory, options: StepOptions, deps: EngineDeps, open: RunHosts): Promise<AtOnce> {
   const hosts = new Map<string, { host: Host; works: Work[] }>();
   let changeSteps = 0;
-  for (const step of steps) {
-    const targets = targetsOf(step, inventory, selected, options);
+  for (const [i, step] of steps.entries()) {
+    const targets = targetsOfStep[i]!;
     if (targets.some((t) => t.work.kind === 'change')) changeSteps++;
     for (const t of targets) {
       // Actions write; checks do not run under --dry-run (nor does any verify).
@@ -51,7 +51,7 @@ export async function planAtOnce(steps: Step[], inventory: Inventory, selected: 
       const log = deps.logger.host(host.name);
       // A machine that cannot be reached is reported by the first step, at once: not after a second
       // round of connection retries.
-      const facts = coalescedFacts((await openHost(host, options, deps, { keepFailure: true })).facts);
+      const facts = coalescedFacts((await open(host, { keepFailure: true })).facts);
       const ctx: HostContext = { host: host.name, inventory, facts, options, log };
       const plans = works.flatMap(({ work }) => (work.kind === 'change' ? [work.plan(ctx)] : []));
       // Every plan and read settles before the host is done, so no request of this round outlives it.
@@ -82,16 +82,16 @@ export async function planAtOnce(steps: Step[], inventory: Inventory, selected: 
 
 const keyOf = (step: string, host: string) => `${step}\n${host}`;
 
-/** The facts with a record of whether a command of its own (a wait) was asked for and refused. */
+/** The facts with a record of whether a wait was asked for (and refused). */
 function watched(facts: Facts): { facts: Facts; refused: boolean } {
   const w = {
     refused: false,
     facts: {
       ...facts,
-      query: (async (cmd, opts) => {
+      wait: (async (req) => {
         w.refused = true;
-        return facts.query(cmd, opts);
-      }) as Facts['query'],
+        return facts.wait(req);
+      }) as Facts['wait'],
     },
   };
   return w;

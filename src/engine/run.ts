@@ -6,7 +6,8 @@ import type { Reporter } from '../ui/reporter.ts';
 import type { HostResult, RunResult, Step, StepOptions } from './types.ts';
 import { InOrderReporter } from './in-order.ts';
 import { Semaphore } from '../transport/semaphore.ts';
-import { runStepOnHost, type EngineDeps } from './host-run.ts';
+import { runStepOnHost } from './host-run.ts';
+import { runHosts, type EngineDeps } from './hosts.ts';
 import { targetsOf, type Target } from './targets.ts';
 import { summarize } from '../ui/summary.ts';
 import { planAtOnce } from './plan-at-once.ts';
@@ -36,12 +37,15 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
   const slots = new Semaphore(req.options.concurrency);
   const shown = new InOrderReporter(deps.reporter);
   let stoppedBy: string | undefined;
+  // Each step's targets, computed once; each host opened once for the whole run.
+  const targetsOfStep = req.steps.map((step) => targetsOf(step, req.inventory, req.selected, req.options));
+  const hosts = runHosts(req.options, deps);
   // A converged cluster's rerun: every plan, asked at once, is empty, and the steps reuse them.
-  const atOnce = await planAtOnce(req.steps, req.inventory, req.selected, req.options, deps);
+  const atOnce = await planAtOnce(req.steps, targetsOfStep, req.inventory, req.options, deps, hosts);
 
   const runStep = async (i: number) => {
     const step = req.steps[i]!;
-    const targets = targetsOf(step, req.inventory, req.selected, req.options);
+    const targets = targetsOfStep[i]!;
     if (stoppedBy !== undefined) {
       const why = `not run: step ${stoppedBy} failed (--keep-going runs later steps on the machines that did not fail)`;
       perStep[i] = targets.map((t) => skipped(step, t, why));
@@ -55,7 +59,7 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     reporter.stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
     const untouched = new Set<string>();
     const runOne = (target: Target) => slots.run(async () => {
-      const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, atOnce);
+      const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, hosts, atOnce);
       reporter.hostFinished(step, outcome.result, outcome.details);
       if (outcome.untouched) untouched.add(target.host.name);
       return outcome.result;

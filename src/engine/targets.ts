@@ -35,7 +35,7 @@ export function targetsOf(step: Step, inventory: Inventory, selected: readonly M
   const names = new Set(selected.map((m) => m.hostname));
   const machines = step.targets(inventory, options).filter((m) => names.has(m.hostname));
   const targets: Target[] = machines.map((machine) => ({ host: { name: machine.hostname, machine }, work: machineWork(step, machine) }));
-  if (step.kind !== 'check' && step.kind !== 'action' && step.jumpbox?.when(options)) {
+  if (step.kind !== 'check' && step.kind !== 'action' && step.jumpbox?.when(options, inventory)) {
     const part = step.jumpbox;
     targets.push({
       host: { name: 'jumpbox' },

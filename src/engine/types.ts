@@ -95,7 +95,7 @@ export interface ActionContext extends StepContext {
 /** The optional part of a step that runs on the jumpbox itself (local transport). */
 export interface JumpboxPart {
   /** Whether the jumpbox takes part in this run (e.g. pin-hosts --local). */
-  when(options: StepOptions): boolean;
+  when(options: StepOptions, inv: Inventory): boolean;
   plan(ctx: HostContext): Promise<Change[]>;
   verify?(ctx: VerifyContext<HostContext>): Promise<void>;
 }

@@ -7,8 +7,8 @@ import { SERVER } from '../layout.ts';
 import type { Change, LocalFileContent } from '../engine/types.ts';
 import { etcdClusterToken, etcdInitialCluster } from '../render/control-plane.ts';
 import { sh } from '../shell.ts';
-import { waitApi } from '../steps/support/api.ts';
-import { waitEtcdHealthy } from '../steps/support/etcd.ts';
+import { waitApiCommand } from '../steps/support/api.ts';
+import { waitEtcdCommand } from '../steps/support/etcd.ts';
 import { CONTROL_PLANE_SERVICES } from '../steps/support/components.ts';
 
 /** Where the snapshot is copied on each member before the restore (0700 directory, file 0600). */
@@ -87,11 +87,11 @@ export function restorePlan(inv: Inventory, snapshot: LocalFileContent, stamp: s
     // Every member starts at once: with several, each waits for the others to elect a leader.
     each('start', 'start etcd and wait until every member is healthy', () => [
       { kind: 'exec', cmd: sh`systemctl start --no-block etcd`, reason: 'etcd on the restored data' },
-      { kind: 'exec', cmd: waitEtcdHealthy(ETCD_WAIT_S), timeoutMs: (ETCD_WAIT_S + 30) * 1000, reason: 'the member answers over TLS' },
+      { kind: 'exec', cmd: waitEtcdCommand(ETCD_WAIT_S), timeoutMs: (ETCD_WAIT_S + 30) * 1000, reason: 'the member answers over TLS' },
     ]),
     each('start', 'start the API servers, controller managers and schedulers and wait for the API', () => [
       { kind: 'exec', cmd: sh`systemctl start ${services}`, reason: 'the control plane on the restored etcd' },
-      { kind: 'exec', cmd: waitApi(API_WAIT_S), timeoutMs: (API_WAIT_S + 30) * 1000, reason: 'the API server is ready (/readyz)' },
+      { kind: 'exec', cmd: waitApiCommand(API_WAIT_S), timeoutMs: (API_WAIT_S + 30) * 1000, reason: 'the API server is ready (/readyz)' },
     ]),
     each('cleanup', 'remove the copies of the snapshot', () => [
       { kind: 'exec', cmd: sh`rm -f ${staged} && rmdir --ignore-fail-on-non-empty ${STAGING_DIR}`, reason: 'no copy of the secrets stays behind' },

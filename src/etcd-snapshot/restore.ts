@@ -4,7 +4,7 @@
 // fails on any member stops the restore there and says what state the cluster is in.
 import { statSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { say } from '../cli/command.ts';
+import { say } from '../ui/say.ts';
 import { applyChange, describeChange } from '../engine/apply.ts';
 import { loggedTransport } from '../engine/logged-transport.ts';
 import type { RunLog } from '../engine/run-log.ts';

@@ -8,7 +8,7 @@ import { pathError } from '../input-file.ts';
 import { describeEntry, lstatOrNothing } from '../output-file.ts';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { say } from '../cli/command.ts';
+import { say } from '../ui/say.ts';
 import { CommandError, FailureError, InputError } from '../errors.ts';
 import type { Inventory } from '../inventory.ts';
 import type { Command } from '../shell.ts';

@@ -27,7 +27,7 @@ export async function labDown(paths: LabPaths, lab: string): Promise<string> {
       'something still uses these mounts; stop it and run hardway lab down again');
   }
   rmSync(dir, { recursive: true, force: true });
-  const restored = releaseHostSettings(dir);
+  const restored = await releaseHostSettings(dir);
   return [`lab "${lab}" is down: ${machines.length} machine(s) stopped, overlays unmounted, bridge ${bridge} removed`, ...restored].join('\n');
 }
 
@@ -36,7 +36,7 @@ export async function labDownAll(paths: LabPaths): Promise<string[]> {
   const lines: string[] = [];
   for (const lab of listLabs(paths)) lines.push(await labDown(paths, lab));
   // Settings held by labs whose state is gone (a crash, a hand removal) are put back too.
-  lines.push(...releaseHostSettings(''));
+  lines.push(...(await releaseHostSettings('')));
   await removeAbandonedBuilds(paths.cacheRoot);
   return lines;
 }

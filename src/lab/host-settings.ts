@@ -4,9 +4,10 @@
 // kubelet in a lab machine would change the whole host, and a machine's read-only /proc/sys stops
 // it. The lab sets them itself, says so, records the values it found, and the last `lab down` on
 // this host puts them back. The kubelet writes only values that differ, so it never touches them.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
+import { withFileLock } from '../engine/lock.ts';
 
 /** One host setting: the /proc/sys key, the value the lab needs, and what needs it. */
 export interface HostSetting {
@@ -59,8 +60,8 @@ function procPath(key: string): string {
 }
 
 /** Marks `holder` as needing the settings, sets what differs; returns one line per change made. */
-export function holdHostSettings(holder: string, settings: readonly HostSetting[] = KUBELET_HOST_SETTINGS, sys: Sysctl = PROC_SYS, dir = HOST_STATE_DIR): string[] {
-  return withLock(dir, () => {
+export async function holdHostSettings(holder: string, settings: readonly HostSetting[] = KUBELET_HOST_SETTINGS, sys: Sysctl = PROC_SYS, dir = HOST_STATE_DIR): Promise<string[]> {
+  return withRecordLock(dir, () => {
     const record = readRecord(dir);
     if (!record.holders.includes(holder)) record.holders.push(holder);
     const lines: string[] = [];
@@ -94,8 +95,8 @@ function setOrRefuse(sys: Sysctl, s: HostSetting, now: string): void {
  * Drops `holder` (and holders whose state directory is gone: a lab removed by hand); when none is
  * left, puts every recorded setting back. Returns one line per setting restored.
  */
-export function releaseHostSettings(holder: string, sys: Sysctl = PROC_SYS, dir = HOST_STATE_DIR, exists: (p: string) => boolean = existsSync): string[] {
-  return withLock(dir, () => {
+export async function releaseHostSettings(holder: string, sys: Sysctl = PROC_SYS, dir = HOST_STATE_DIR, exists: (p: string) => boolean = existsSync): Promise<string[]> {
+  return withRecordLock(dir, () => {
     const record = readRecord(dir);
     record.holders = record.holders.filter((h) => h !== holder && exists(h));
     if (record.holders.length > 0) {
@@ -130,23 +131,8 @@ function writeRecord(dir: string, record: HostRecord): void {
   renameSync(`${file}.tmp`, file);
 }
 
-// Two labs may start or stop at once: the record is read and written under a directory lock.
-function withLock<T>(dir: string, fn: () => T): T {
+// Two labs may start or stop at once: the record is read and written under hardway's file lock.
+async function withRecordLock<T>(dir: string, fn: () => T): Promise<T> {
   mkdirSync(dir, { recursive: true });
-  const lock = join(dir, 'lock');
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      if (Date.now() > deadline) rmdirSync(lock); // a lock older than 10 s is a crashed process's
-      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-    }
-  }
-  try {
-    return fn();
-  } finally {
-    rmdirSync(lock);
-  }
+  return withFileLock(join(dir, 'host-settings.lock'), 'lab host settings', fn, { pollMs: 50 });
 }

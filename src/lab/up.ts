@@ -55,7 +55,7 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
     }
     const running = existing.plan.machines.every((m) => runningPid(machineDir(paths, spec.name, m.hostname), m) !== undefined);
     if (running && existing.rootfs) {
-      const hostChanges = holdLabHostSettings(paths, spec.name);
+      const hostChanges = await holdLabHostSettings(paths, spec.name);
       return { state: existing, alreadyRunning: true, hostChanges, registry: await readyRegistry(existing, paths, progress) };
     }
   }
@@ -64,13 +64,13 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
   checkOtherLabs(paths, plan);
   checkSubnetFree((parseCidr(spec.subnet) as { ok: true; net: Network }).net, plan.bridge, await hostRoutes());
   writeState(paths, state); // before anything is created: `down` can always undo what follows
-  const hostChanges = holdLabHostSettings(paths, spec.name); // before any machine boots into a limit
+  const hostChanges = await holdLabHostSettings(paths, spec.name); // before any machine boots into a limit
   await bringUp(state, paths, progress);
   return { state, alreadyRunning: false, hostChanges, registry: await readyRegistry(state, paths, progress) };
 }
 
 /** The kubelet's settings and the limits for every lab machine on this host, held for this lab. */
-function holdLabHostSettings(paths: LabPaths, lab: string): string[] {
+function holdLabHostSettings(paths: LabPaths, lab: string): Promise<string[]> {
   return holdHostSettings(labDir(paths, lab), [...KUBELET_HOST_SETTINGS, ...largeLabSettings(labMachinesOnHost(paths))]);
 }
 

@@ -1,7 +1,8 @@
 // The multipass commands hardway runs, through one replaceable runner. A missing `multipass` is an
 // input error (exit 2) saying how to install it; a command that fails is a FailureError carrying
 // Multipass's own words (its stderr).
-import { spawn } from 'node:child_process';
+import { sh } from '../shell.ts';
+import { runCommand } from '../transport/local.ts';
 import { FailureError, InputError } from '../errors.ts';
 import { parseInfo, parseList } from './json.ts';
 import type { Instance } from './types.ts';
@@ -22,19 +23,12 @@ export const INSTALL_HINT =
 
 /** The `multipass` found on env.PATH. */
 export function systemMultipass(env: NodeJS.ProcessEnv): MultipassRunner {
-  return (args, input) => new Promise((resolve, reject) => {
-    const child = spawn('multipass', args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdin.on('error', () => undefined); // a multipass that exits early closes its stdin
-    child.stdin.end(input ?? '');
-    child.on('error', (e: NodeJS.ErrnoException) => {
-      reject(e.code === 'ENOENT' ? new InputError('multipass is not installed: there is no "multipass" command on PATH', INSTALL_HINT) : e);
-    });
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
+  return async (args, input) => {
+    // The shell says 127 for a command it cannot find (after the lookup on env.PATH).
+    const r = await runCommand(sh`command -v multipass >/dev/null || exit 127; exec multipass ${args}`, { env, stdin: input ?? '' });
+    if (r.code === 127 && r.stdout === '' && r.stderr === '') throw new InputError('multipass is not installed: there is no "multipass" command on PATH', INSTALL_HINT);
+    return r;
+  };
 }
 
 /** What `launch` needs for one VM. */

@@ -19,6 +19,11 @@ export function podRoutes(inv: Inventory, machine: Machine): PodRoute[] {
     .map((w) => ({ subnet: w.podSubnet!, via: w.ip, worker: w.hostname }));
 }
 
+/** The pod routes `machine` needs that the live table lacks (a route of that subnet via another address counts as missing). */
+export function missingPodRoutes(inv: Inventory, machine: Machine, live: readonly { dst: string; via?: string }[]): PodRoute[] {
+  return podRoutes(inv, machine).filter((r) => !live.some((l) => l.dst === r.subnet && l.via === r.via));
+}
+
 /** The systemd service name of the routes unit (for restarts). */
 export const ROUTES_SERVICE = ANY.routesUnit.replace(/^.*\//, '').replace(/\.service$/, '');
 

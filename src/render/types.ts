@@ -1,10 +1,8 @@
 // What rendering produces: the files of one machine, each with where it goes and what it affects.
 
-/** The step that owns (installs) a rendered file: one per component, never a command's name. */
-export type RenderStep = 'pin-hosts' | 'bootstrap-etcd' | 'bootstrap-control-plane' | WorkerComponentName | 'worker-os' | 'api-proxy' | 'routes';
-
-/** The worker steps that each install one component's files. */
-export type WorkerComponentName = 'containerd' | 'cni' | 'kubelet' | 'kube-proxy';
+// The step that owns (installs) a rendered file, and the worker components: from the step names.
+export type { RenderStep, WorkerComponentName } from '../steps/step-names.ts';
+import type { RenderStep } from '../steps/step-names.ts';
 
 /** One file for one machine, exactly as it is installed there. */
 export interface RenderedFile {

@@ -13,6 +13,7 @@ import { sh } from '../shell.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
 import { withServiceChanges } from './support/services.ts';
+import { executable } from '../probes/system.ts';
 
 /** The haproxy binary Debian's package installs and its unit runs. */
 const HAPROXY = '/usr/sbin/haproxy';
@@ -26,9 +27,9 @@ export const apiProxyStep: ChangeStep = {
   async plan(ctx: StepContext): Promise<Change[]> {
     const { inventory, machine, facts } = ctx;
     const { files, inputs } = renderedFor(inventory, machine, 'api-proxy');
-    const found = await inspect(facts, files.map((f) => f.path), [API_PROXY_SERVICE], { haproxy: sh`test -x ${HAPROXY}` });
+    const found = await inspect(facts, files.map((f) => f.path), [API_PROXY_SERVICE], { haproxy: executable.ask(HAPROXY) });
     // A dry run plans as if worker-os, which runs first and plans the package, had installed it.
-    if (found.probes.haproxy!.code !== 0 && !ctx.options.dryRun) {
+    if (!found.probes.haproxy && !ctx.options.dryRun) {
       throw new PreconditionError(`${machine.hostname}: ${HAPROXY} is not installed, and the kubelet and kube-proxy there reach the API through it`,
         `run "hardway bootstrap-workers --only worker-os --node ${machine.hostname}" (it installs Debian's haproxy package with the other worker packages)`);
     }

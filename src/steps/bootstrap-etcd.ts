@@ -7,7 +7,8 @@ import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { CommandError } from '../errors.ts';
 import { sh } from '../shell.ts';
 import { binaryFiles } from './support/binaries.ts';
-import { etcdHealthCommand, waitEtcdHealthy } from './support/etcd.ts';
+import { etcdHealthCommand, etcdHealthy } from '../probes/etcd.ts';
+import { pathMode } from '../probes/system.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
 import { withServiceChanges } from './support/services.ts';
@@ -21,9 +22,9 @@ export const bootstrapEtcdStep: ChangeStep = {
     const { inventory, machine, facts } = ctx;
     const desired = [...(await binaryFiles(inventory.dir, ['etcd', 'etcdctl'], SERVER.bin)), ...renderedFor(inventory, machine, 'bootstrap-etcd').files];
     const inputs = [...renderedFor(inventory, machine, 'bootstrap-etcd').inputs, { path: `${SERVER.bin}/etcd`, services: ['etcd'] }];
-    const found = await inspect(facts, desired.map((d) => d.path), ['etcd'], { dataDir: sh`stat -c %a ${SERVER.etcdDataDir} 2>/dev/null` });
+    const found = await inspect(facts, desired.map((d) => d.path), ['etcd'], { dataDir: pathMode.ask(SERVER.etcdDataDir) });
     const changes: Change[] = [];
-    const dataDir = found.probes.dataDir!.stdout.trim();
+    const dataDir = found.probes.dataDir;
     if (dataDir !== '700') {
       changes.push({
         kind: 'exec',
@@ -38,8 +39,8 @@ export const bootstrapEtcdStep: ChangeStep = {
   async verify(ctx) {
     // Converged members are checked by `hardway verify`; here, wait for one that just changed.
     if (ctx.applied.length === 0) return;
-    const r = await ctx.facts.query(waitEtcdHealthy(60));
-    if (r.code !== 0) throw new CommandError(ctx.machine.hostname, etcdHealthCommand().text, r.code, r.stderr);
+    const r = await ctx.facts.wait(etcdHealthy.ask(60));
+    if (r.code !== 0) throw new CommandError(ctx.machine.hostname, etcdHealthCommand().text, r.code, r.stdout);
     ctx.log.info(r.stdout.trim());
   },
 };

@@ -5,6 +5,7 @@ import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { contains, parseCidr, parseIPv4 } from '../net/ipv4.ts';
 import { sh } from '../shell.ts';
 import { workerComponentStep } from './support/worker-component.ts';
+import { linkAddresses } from '../probes/network.ts';
 
 /** The bridge device the bridge config names (templates/10-bridge.conf.hbs). */
 export const CNI_BRIDGE = 'cni0';
@@ -33,7 +34,7 @@ export const cniStep: ChangeStep = {
     // then refuses every new pod ("cni0 already has an IP address different from ..."). Removing
     // the stale address lets the plugin put the new gateway on the bridge at the next pod. Asked
     // alongside the install plan's facts, not after them.
-    const [changes, p] = await Promise.all([installStep.plan(ctx), ctx.facts.probe({ addrs: sh`ip -4 -o addr show dev ${CNI_BRIDGE} 2>/dev/null` })]);
+    const [changes, p] = await Promise.all([installStep.plan(ctx), ctx.facts.ask({ addrs: linkAddresses.ask(CNI_BRIDGE) })]);
     for (const addr of staleBridgeAddresses(p.addrs.stdout, ctx.machine.podSubnet ?? '')) {
       changes.push({
         kind: 'exec',

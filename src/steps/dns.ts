@@ -14,7 +14,8 @@ import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL, dnsObjects, type DnsObjec
 import { corednsImage } from '../dns/image.ts';
 import { COREDNS_IMAGE } from '../images/names.ts';
 import { localKubectl } from './support/api.ts';
-import { findObject, holdsFields, objectItems, readLiveObjects, type KubeObject } from './support/cluster-objects.ts';
+import { findObject, objectItems, podsLabelled, rolloutDone, type KubeObject } from '../probes/cluster.ts';
+import { holdsFields, readLiveObjects } from './support/cluster-objects.ts';
 import { kubernetesToRender } from './support/kubernetes-version.ts';
 import { podProblems, type PodObject } from './support/pods.ts';
 import { numberOption } from './options.ts';
@@ -75,9 +76,9 @@ export const dnsStep: ChangeStep = {
     if (!ctx.inventory.settings.dns.enabled || ctx.applied.length === 0) return;
     // Applied now: CoreDNS must come up (image on the nodes, Corefile accepted, API reachable from the pods).
     const timeoutS = Math.max(numberOption(ctx.options, 'ready-timeout'), 60);
-    const r = await ctx.facts.query(localKubectl(sh`rollout status deployment/${DNS_DEPLOYMENT} -n ${DNS_NAMESPACE} --timeout=${`${timeoutS}s`}`, timeoutS + 10), { timeoutMs: (timeoutS + 20) * 1000 });
+    const r = await ctx.facts.wait(rolloutDone.ask(timeoutS, DNS_DEPLOYMENT, DNS_NAMESPACE));
     if (r.code !== 0) {
-      const pods = await ctx.facts.query(localKubectl(sh`get pods -n ${DNS_NAMESPACE} -l ${DNS_POD_LABEL} -o json`, 10));
+      const { pods } = await ctx.facts.ask({ pods: podsLabelled.ask(DNS_NAMESPACE, DNS_POD_LABEL) });
       const problems = pods.code === 0 ? podProblems(objectItems<PodObject>(pods.stdout)) : [];
       // No node is Ready yet (kubelets just started): not the add-on's failure; verify waits for both.
       if (problems.length > 0 && problems.every((p) => p.trouble === 'pending' && NODES_NOT_READY.test(p.why))) {
@@ -87,7 +88,7 @@ export const dnsStep: ChangeStep = {
       const why = problems.map((p) => `${p.name} on ${p.node || 'no node'}: ${p.why}`);
       const image = corednsImage(ctx.inventory.settings, clusterMinor(ctx.inventory));
       const offline = image === COREDNS_IMAGE && why.some((w) => /ErrImagePull|ImagePullBackOff/.test(w));
-      throw new FailureError(`CoreDNS did not become available within ${timeoutS}s: ${(r.stderr || r.stdout).trim().split('\n').pop()}${why.length ? `\n  - ${why.join('\n  - ')}` : ''}`,
+      throw new FailureError(`CoreDNS did not become available within ${timeoutS}s: ${r.stdout.trim().split('\n').pop()}${why.length ? `\n  - ${why.join('\n  - ')}` : ''}`,
         offline ? `${image} is built offline: run "hardway build-images", then "hardway images" (or "hardway up")` : 'run "hardway doctor": it names the pods that do not start and why');
     }
   },
@@ -110,7 +111,7 @@ function removeChanges(items: LiveObject[]): Change[] {
 
 /** A delete of each CoreDNS pod that crash-loops: its Deployment makes a new one, with its node's resolver settings as they are now. */
 async function crashChanges(ctx: StepContext): Promise<Change[]> {
-  const r = await ctx.facts.query(localKubectl(sh`get pods -n ${DNS_NAMESPACE} -l ${DNS_POD_LABEL} -o json`, 10));
+  const { pods: r } = await ctx.facts.ask({ pods: podsLabelled.ask(DNS_NAMESPACE, DNS_POD_LABEL) });
   if (r.code !== 0) return [];
   return podProblems(objectItems<PodObject>(r.stdout)).filter((p) => p.trouble === 'crash-loop').map((p): Change => ({
     kind: 'exec',

@@ -13,14 +13,10 @@ import { PreconditionError } from '../errors.ts';
 import { imagesDir } from '../images/names.ts';
 import { archiveImages, type ArchiveImage } from '../images/oci.ts';
 import { WORKER } from '../layout.ts';
-import { sh, type Command } from '../shell.ts';
+import { sh } from '../shell.ts';
 import { localFile } from './support/binaries.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
-
-/** The containerd namespace the kubelet's CRI uses. */
-export const CRI_NAMESPACE = 'k8s.io';
-
-const CTR = `${WORKER.bin}/ctr`;
+import { CRI_NAMESPACE, CTR, images, parseImageList } from '../probes/containerd.ts';
 
 /** An archive of images/ as the step sees it: its file name, its bytes as put content, its images. */
 export interface LocalArchive {
@@ -63,22 +59,6 @@ export function remoteArchivePath(name: string): string {
   return `${WORKER.imagesDir}/${name}`;
 }
 
-/** What containerd's k8s.io namespace holds: `ctr images ls` (REF TYPE DIGEST SIZE PLATFORMS LABELS). */
-export function imageListCommand(): Command {
-  return sh`${CTR} -n ${CRI_NAMESPACE} images ls`;
-}
-
-/** Image name -> target digest, from imageListCommand's output. */
-export function parseImageList(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    const [ref, , digest] = line.trim().split(/\s+/);
-    if (!ref || ref === 'REF' || !digest || !/^sha256:[0-9a-f]{64}$/.test(digest)) continue;
-    out.set(ref, digest);
-  }
-  return out;
-}
-
 /**
  * One `ctr images import` per archive that has an image containerd lacks or holds under another
  * digest. When the listing failed (containerd not running yet, as in a dry run of a fresh
@@ -113,7 +93,7 @@ export const imagesStep: ChangeStep = {
     const archives = await localArchives(ctx.inventory.dir);
     if (archives.length === 0) return [];
     const desired: DesiredFile[] = archives.map((a) => ({ path: remoteArchivePath(a.name), content: a.content, mode: 0o644 }));
-    const found = await inspect(ctx.facts, desired.map((d) => d.path), [], { images: imageListCommand() });
+    const found = await inspect(ctx.facts, desired.map((d) => d.path), [], { images: images.ask() });
     // Uploads first: each import reads the archive as it is now on the machine.
     return [...fileChangesFrom(found, desired), ...importChanges(archives, found.probes.images!)];
   },

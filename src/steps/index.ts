@@ -3,6 +3,9 @@
 // in the one command table (src/commands/index.ts).
 import type { Step } from '../engine/types.ts';
 import type { StepOptionName } from './options.ts';
+import type { StepName } from './step-names.ts';
+
+export type { StepName } from './step-names.ts';
 
 /** A registered step: the options it adds to every command that runs it, and a lazy loader. */
 export interface StepEntry {
@@ -28,8 +31,6 @@ export const STEPS = {
   dns: { options: ['api-timeout', 'ready-timeout'], load: async () => (await import('./dns.ts')).dnsStep },
   verify: { options: ['ready-timeout'], load: async () => (await import('./verify.ts')).verifyStep },
   reset: { options: ['local', 'delete-data'], load: async () => (await import('./reset.ts')).resetStep },
+  'drain-node': { load: async () => (await import('./drain-node.ts')).drainNodeStep },
   smoke: { options: ['image'], load: async () => (await import('./smoke.ts')).smokeStep },
-} satisfies Record<string, StepEntry>;
-
-/** The name of a registered step. */
-export type StepName = keyof typeof STEPS;
+} satisfies Record<StepName, StepEntry>;

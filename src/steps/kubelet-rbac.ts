@@ -5,7 +5,8 @@
 import { sh } from '../shell.ts';
 import { localKubectl } from './support/api.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
-import { findObject, holdsFields, objectItems, readLiveObjects, type KubeObject } from './support/cluster-objects.ts';
+import { findObject, objectItems, type KubeObject } from '../probes/cluster.ts';
+import { holdsFields, readLiveObjects } from './support/cluster-objects.ts';
 import { parseAllDocuments } from 'yaml';
 
 /** The name of the ClusterRole and ClusterRoleBinding. */

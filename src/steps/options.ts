@@ -1,6 +1,6 @@
 // The options steps add to the commands that run them: each declared once, with its one default,
 // and read by the steps through typed accessors, so no step repeats a default of its own.
-import type { OptionSpec } from '../cli/command.ts';
+import type { OptionSpec } from '../option-spec.ts';
 import type { StepOptions } from '../engine/types.ts';
 
 /** Every step option: its CLI spec (which is also its --help line and its one default). */

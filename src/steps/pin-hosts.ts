@@ -33,10 +33,10 @@ import { ANY, HOSTS_MARKERS } from '../layout.ts';
 import { hostsBlock } from '../render/hosts.ts';
 import { sh } from '../shell.ts';
 import { changesForFile } from '../engine/desired.ts';
-import type { FileFact, Facts } from '../engine/facts.ts';
+import type { FileFact, Facts, ProbeResult } from '../engine/facts.ts';
 import type { Change, HostContext, ChangeStep, StepContext, VerifyContext } from '../engine/types.ts';
 import { cloudInitFacts, placeBlock, pinLoopbackName, TEMPLATE_FAMILIES } from './pin-hosts-text.ts';
-import { resolvedAddresses, resolveNames } from './support/names.ts';
+import { cloudConfigs, cloudInitInstalled, hostname, hostnamectlWorks, namesResolved } from '../probes/names.ts';
 import { flagOption } from './options.ts';
 
 /** The pin-hosts step. */
@@ -83,9 +83,9 @@ async function planMachine(ctx: StepContext): Promise<Change[]> {
   }
 
   const name = machine.hostname;
-  const running = ci.probes.hostname.stdout.trim();
+  const running = ci.probes.hostname;
   const stat = text(hostname).trim();
-  if (ci.probes.hostnamectl.code === 0) {
+  if (ci.probes.hostnamectl) {
     if (running !== name || stat !== name) {
       changes.push({ kind: 'exec', cmd: sh`hostnamectl set-hostname ${name}`, reason: `hostname is "${running}" (/etc/hostname "${stat}"), want "${name}"` });
     }
@@ -114,8 +114,7 @@ async function planJumpbox(ctx: HostContext): Promise<Change[]> {
 async function checkNames(ctx: HostContext, inv: Inventory): Promise<void> {
   const names = inv.machines.flatMap((m) => [[m.hostname, m.ip], [m.fqdn, m.ip]] as const);
   // One command for every name: a probe per name costs several processes each on every machine.
-  const { out } = await ctx.facts.probe({ out: resolveNames(names.map(([n]) => n)) });
-  const answers = resolvedAddresses(out.stdout);
+  const { answers } = await ctx.facts.ask({ answers: namesResolved.ask(names.map(([n]) => n)) });
   const wrong = names.flatMap(([n, ip]) => {
     const first = answers.get(n) ?? '';
     return first === ip ? [] : [`${n} -> ${first || 'nothing'} (want ${ip})`];
@@ -127,7 +126,7 @@ async function checkNames(ctx: HostContext, inv: Inventory): Promise<void> {
 
 interface CloudInitState {
   files: Map<string, FileFact>;
-  probes: Record<'hostname' | 'hostnamectl' | 'cloudInit' | 'cloudCfg', { code: number; stdout: string }>;
+  probes: { hostname: string; hostnamectl: boolean; cloudInit: boolean; cloudCfg: string };
   present: boolean;
   family: string;
   managesHosts: boolean;
@@ -138,19 +137,13 @@ async function readCloudInit(facts: Facts): Promise<CloudInitState> {
   // Every family's hosts template too: the family is known only from these answers, and reading
   // a template that is not there costs the machine no process (one round trip, not two).
   const paths = [ANY.hosts, ANY.hostname, '/etc/os-release', ...TEMPLATE_FAMILIES.map(ANY.cloudHostsTemplate)];
-  const cmds = {
-    hostname: sh`hostname`,
-    hostnamectl: sh`command -v hostnamectl >/dev/null && test -d /run/systemd/system`,
-    cloudInit: sh`command -v cloud-init`,
-    // Merge order of cloud-init's own config: cloud.cfg, cloud.cfg.d/*.cfg, then user-data.
-    cloudCfg: sh`cat /etc/cloud/cloud.cfg /etc/cloud/cloud.cfg.d/*.cfg /var/lib/cloud/instance/cloud-config.txt`,
-  };
-  const keys = Object.keys(cmds) as (keyof typeof cmds)[];
-  const answers = await facts.batch([...paths.map((path) => ({ op: 'R' as const, path })), ...keys.map((k) => ({ op: 'C' as const, cmd: cmds[k] }))]);
+  const asked = { hostname: hostname.ask(), hostnamectl: hostnamectlWorks.ask(), cloudInit: cloudInitInstalled.ask(), cloudCfg: cloudConfigs.ask() };
+  const keys = Object.keys(asked) as (keyof typeof asked)[];
+  const answers = await facts.batch([...paths.map((path) => ({ op: 'R' as const, path })), ...keys.map((k) => asked[k])]);
   const files = new Map(paths.map((p, i) => [p, answers[i] as FileFact]));
-  const probes = Object.fromEntries(keys.map((k, i) => [k, answers[paths.length + i]])) as CloudInitState['probes'];
-  const ci = cloudInitFacts(probes.cloudCfg.stdout, text(files.get('/etc/os-release')!));
-  return { files, probes, present: probes.cloudInit.code === 0, ...ci };
+  const probes = Object.fromEntries(keys.map((k, i) => [k, asked[k].parse(answers[paths.length + i] as ProbeResult)])) as CloudInitState['probes'];
+  const ci = cloudInitFacts(probes.cloudCfg, text(files.get('/etc/os-release')!));
+  return { files, probes, present: probes.cloudInit, ...ci };
 }
 
 function text(f: FileFact): string {

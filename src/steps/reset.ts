@@ -9,24 +9,26 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { downloadsDir } from '../download/layout.ts';
-import type { FactRequest, FileFact, ProbeResult } from '../engine/facts.ts';
+import type { Answers, FactRequest, FileFact, ProbeResult } from '../engine/facts.ts';
 import type { Change, ChangeStep, HostContext, StepContext } from '../engine/types.ts';
 import { ANY, SERVER } from '../layout.ts';
-import { sh, type Command } from '../shell.ts';
+import { sh } from '../shell.ts';
 import { CNI_BRIDGE } from './cni.ts';
 import { flagOption, listOption } from './options.ts';
 import { TEMPLATE_FAMILIES } from './pin-hosts-text.ts';
-import { parseServiceStates, serviceStatesCommand } from './support/inspect.ts';
 import { CONTAINERD_STATE, ETCD_DATA, FSTAB_SWAP_NOTE, installedOn, PACKAGES_RECORD, SWAP_MASK_RECORD, type Installed } from './support/installed.ts';
-import { MARKED_REGISTRY_DIRS_PROBE } from './support/registry-dirs.ts';
 import { KUBE_RULES, resetChanges, withoutBlock, type ResetFacts } from './support/reset-plan.ts';
-import { parseRoutes } from './support/routes.ts';
+import { markedRegistryDirs } from '../probes/containerd.ts';
+import { iptablesRuleCount, linkExists, netnsNames, routes } from '../probes/network.ts';
+import { dirEntries, dirNames, fstabLinesWith, installedPackages, mountPoints, pathsPresent } from '../probes/system.ts';
+import { serviceStates } from '../probes/systemd.ts';
 
 /** The reset step. */
 export const resetStep: ChangeStep = {
   name: 'reset',
   title: 'Remove everything hardway installed: services, files, certificates, data, routes, the hosts block',
-  targets: (inv) => inv.machines,
+  // Leaving machines only, when some leave the cluster (remove-node): the others stay as they are.
+  targets: (inv) => inv.leaving ?? inv.machines,
   async plan(ctx: StepContext): Promise<Change[]> {
     const { inventory, machine } = ctx;
     const installed = installedOn(inventory, machine, cniPluginNames(inventory.dir));
@@ -36,7 +38,8 @@ export const resetStep: ChangeStep = {
     return changes;
   },
   jumpbox: {
-    when: (options) => flagOption(options, 'local'),
+    // The jumpbox's own names of the cluster stay when only some machines leave it.
+    when: (options, inv) => flagOption(options, 'local') && inv.leaving === undefined,
     plan: planJumpbox,
   },
 };
@@ -57,49 +60,49 @@ async function readResetFacts(ctx: StepContext, installed: Installed): Promise<R
   const paths = [...installed.files, ...installed.data, ...installed.dirs];
   const worker = machine.role === 'worker';
   const auditDir = SERVER.auditLog.slice(0, SERVER.auditLog.lastIndexOf('/'));
-  const probes: Record<string, Command> = {
-    present: sh`ls -1d -- ${[...paths, ETCD_DATA, SWAP_MASK_RECORD, CONTAINERD_STATE]} 2>/dev/null; :`,
-    mounts: sh`cut -d ' ' -f 2 /proc/self/mounts`,
-    routes: sh`ip -4 route show`,
-    netns: sh`ip netns list 2>/dev/null; :`,
-    bridge: sh`ip -o link show dev ${CNI_BRIDGE} 2>/dev/null`,
-    v4: sh`iptables-save 2>/dev/null | grep -cE ${KUBE_RULES}`,
-    v6: sh`ip6tables-save 2>/dev/null | grep -cE ${KUBE_RULES}`,
-    entries: sh`find ${installed.dirs} -mindepth 1 -maxdepth 1 2>/dev/null; :`,
-    containerd: sh`ls -1A ${CONTAINERD_STATE} 2>/dev/null; :`,
-    containerdPackage: sh`dpkg-query -W -f='\${Status}' containerd 2>/dev/null`,
-    audit: sh`ls -1A ${auditDir} 2>/dev/null; :`,
-    fstab: sh`grep -cF -- ${FSTAB_SWAP_NOTE} /etc/fstab 2>/dev/null`,
-    ...(worker ? { registryDirs: MARKED_REGISTRY_DIRS_PROBE } : {}),
+  const probes = {
+    present: pathsPresent.ask([...paths, ETCD_DATA, SWAP_MASK_RECORD, CONTAINERD_STATE]),
+    mounts: mountPoints.ask(),
+    routes: routes.ask(),
+    netns: netnsNames.ask(),
+    bridge: linkExists.ask(CNI_BRIDGE),
+    v4: iptablesRuleCount.ask('v4', KUBE_RULES),
+    v6: iptablesRuleCount.ask('v6', KUBE_RULES),
+    entries: dirEntries.ask(installed.dirs),
+    containerd: dirNames.ask(CONTAINERD_STATE),
+    containerdPackage: installedPackages.ask(['containerd']),
+    audit: dirNames.ask(auditDir),
+    fstab: fstabLinesWith.ask(FSTAB_SWAP_NOTE),
+    ...(worker ? { registryDirs: markedRegistryDirs.ask() } : {}),
   };
-  const keys = Object.keys(probes);
+  const states = serviceStates.ask(services);
+  const keys = Object.keys(probes) as (keyof typeof probes)[];
   const requests: FactRequest[] = [
     ...HOSTS_FILES.map((path) => ({ op: 'R' as const, path })),
     { op: 'R', path: PACKAGES_RECORD },
-    { op: 'C', cmd: serviceStatesCommand(services), merge: { key: 'service-states', items: services, build: serviceStatesCommand } },
-    ...keys.map((k) => ({ op: 'C' as const, cmd: probes[k]! })),
+    states,
+    ...keys.map((k) => probes[k]!),
   ];
   const answers = await facts.batch(requests);
   const hostsFiles = answers.slice(0, HOSTS_FILES.length) as FileFact[];
   const record = answers[HOSTS_FILES.length] as FileFact;
-  const states = parseServiceStates((answers[HOSTS_FILES.length + 1] as ProbeResult).stdout);
-  const p = Object.fromEntries(keys.map((k, i) => [k, answers[HOSTS_FILES.length + 2 + i] as ProbeResult]));
-  const lines = (k: string) => p[k]!.stdout.split('\n').filter(Boolean);
+  const answer = (i: number) => answers[HOSTS_FILES.length + i] as ProbeResult;
+  const p = Object.fromEntries(keys.map((k, i) => [k, probes[k]!.parse(answer(2 + i))])) as Answers<typeof probes>;
   const auditBase = SERVER.auditLog.slice(auditDir.length + 1).replace(/\.log$/, '');
   return {
-    present: new Set(lines('present')),
-    services: states,
-    mounts: lines('mounts').map(unescapeMount),
-    routes: parseRoutes(p.routes!.stdout),
-    netns: lines('netns').map((l) => l.split(' ')[0]!),
-    bridge: p.bridge!.code === 0 && p.bridge!.stdout.trim() !== '',
-    kubeRules: { v4: Number(p.v4!.stdout.trim()) || 0, v6: Number(p.v6!.stdout.trim()) || 0 },
-    entries: lines('entries'),
-    containerdContent: lines('containerd').length > 0,
-    containerdPackage: / installed$/.test(p.containerdPackage!.stdout.trim()),
-    auditLogs: lines('audit').filter((n) => n.startsWith(`${auditBase}-`) && n.endsWith('.log')).map((n) => `${auditDir}/${n}`),
+    present: p.present,
+    services: states.parse(answer(1)),
+    mounts: p.mounts.map(unescapeMount),
+    routes: p.routes,
+    netns: p.netns,
+    bridge: p.bridge,
+    kubeRules: { v4: p.v4, v6: p.v6 },
+    entries: p.entries,
+    containerdContent: p.containerd.length > 0,
+    containerdPackage: p.containerdPackage.has('containerd'),
+    auditLogs: p.audit.filter((n) => n.startsWith(`${auditBase}-`) && n.endsWith('.log')).map((n) => `${auditDir}/${n}`),
     hostsFiles,
-    fstabNotes: Number(p.fstab!.stdout.trim()) || 0,
+    fstabNotes: p.fstab,
     packages: await stillInstalled(ctx, record),
     ...(p.registryDirs ? { registryDirs: p.registryDirs } : {}),
   };
@@ -109,8 +112,8 @@ async function readResetFacts(ctx: StepContext, installed: Installed): Promise<R
 async function stillInstalled(ctx: StepContext, record: FileFact): Promise<string[]> {
   const named = (record.content?.toString('utf8') ?? '').split('\n').map((l) => l.trim()).filter((l) => /^[a-z0-9][a-z0-9+.-]*$/.test(l));
   if (named.length === 0) return [];
-  const { q } = await ctx.facts.probe({ q: sh`dpkg-query -W -f='\${Package} \${Status}\\n' ${named} 2>/dev/null` });
-  return q.stdout.split('\n').filter((l) => / ok installed$/.test(l)).map((l) => l.split(' ')[0]!);
+  const { q } = await ctx.facts.ask({ q: installedPackages.ask(named) });
+  return named.filter((n) => q.has(n));
 }
 
 /** /proc/self/mounts writes a space in a path as \040 (and a tab, newline, backslash alike). */

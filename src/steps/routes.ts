@@ -8,7 +8,7 @@ import { podRoutes, ROUTES_SERVICE, type PodRoute } from '../render/routes.ts';
 import { joinCommands, sh } from '../shell.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';
-import { parseRoutes, type LiveRoute } from './support/routes.ts';
+import { routes as routeTable, type LiveRoute } from '../probes/network.ts';
 import { enableService, reloadChanges, startService } from './support/services.ts';
 
 /** The route changes that make the live table match `wanted` for pod subnets inside the cluster CIDR. */
@@ -52,8 +52,8 @@ export const routesStep: ChangeStep = {
     const { inventory, machine, facts } = ctx;
     const wanted = podRoutes(inventory, machine);
     const { files } = renderedFor(inventory, machine, 'routes');
-    const found = await inspect(facts, [ANY.routesUnit], [ROUTES_SERVICE], { routes: sh`ip -4 route show` });
-    const changes = asOneCommand(routeChanges(parseRoutes(found.probes.routes!.stdout), wanted, inventory.settings.clusterCidr));
+    const found = await inspect(facts, [ANY.routesUnit], [ROUTES_SERVICE], { routes: routeTable.ask() });
+    const changes = asOneCommand(routeChanges(found.probes.routes, wanted, inventory.settings.clusterCidr));
     const { enabled, active } = found.services.get(ROUTES_SERVICE)!;
     if (wanted.length === 0) {
       if (found.files.get(ANY.routesUnit)!.exists) {

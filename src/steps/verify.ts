@@ -3,21 +3,20 @@
 import { createHash } from 'node:crypto';
 import { severalControlPlanes } from '../api-endpoints.ts';
 import { FailureError } from '../errors.ts';
-import { podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
+import { missingPodRoutes, podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
 import { API_PROXY_SERVICE } from '../render/worker.ts';
-import { sh } from '../shell.ts';
 import type { CheckStep, StepContext } from '../engine/types.ts';
 import type { ProbeResult } from '../engine/facts.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { CONTROL_PLANE_SERVICES, WORKER_SERVICES } from './support/components.ts';
-import { getObjects, getObjectsCommand, NO_KUBECTL, objectItems } from './support/cluster-objects.ts';
-import { etcdHealthCommand } from './support/etcd.ts';
+import { clusterObjects, clusterObjectsAgain, NO_KUBECTL, objectItems } from '../probes/cluster.ts';
+import { etcdHealth } from '../probes/etcd.ts';
 import { DNS_HEALTH_OBJECTS, dnsHealthProblems } from '../dns/health.ts';
 import { inspect } from './support/inspect.ts';
 import { numberOption } from './options.ts';
-import { resolvedAddresses, resolveNames } from './support/names.ts';
+import { namesResolved } from '../probes/names.ts';
 import { placementContent, placements } from './support/placements.ts';
-import { parseRoutes } from './support/routes.ts';
+import { routes } from '../probes/network.ts';
 
 /** The services that must be active on a machine of this role. */
 export function expectedServices(inv: Inventory, m: Machine): string[] {
@@ -41,11 +40,11 @@ export const verifyStep: CheckStep = {
     const names = inv.machines.flatMap((m) => [m.hostname, m.fqdn]);
     const wanted = placements(inv, machine);
     const found = await inspect(facts, wanted.map((w) => w.to), services, {
-      names: resolveNames(names),
-      routes: sh`ip -4 route show`,
-      ...(machine.role === 'control-plane' ? { etcd: sh`${etcdHealthCommand(severalControlPlanes(inv))} 2>&1` } : {}),
+      names: namesResolved.ask(names),
+      routes: routes.ask(),
+      ...(machine.role === 'control-plane' ? { etcd: etcdHealth.ask(severalControlPlanes(inv)) } : {}),
       // The nodes too, on the machine that asks the API: a converged cluster needs no other round trip.
-      ...(asksApi(inv, machine) ? { nodes: getObjects(clusterObjects(inv)) } : {}),
+      ...(asksApi(inv, machine) ? { nodes: clusterObjects.ask(objectsOf(inv)) } : {}),
     });
     const p = found.probes;
 
@@ -53,7 +52,7 @@ export const verifyStep: CheckStep = {
       const state = found.services.get(s)?.active;
       if (state !== 'active') problems.push(`service ${s} is ${state || 'unknown'}`);
     }
-    const first = resolvedAddresses(p.names!.stdout);
+    const first = p.names;
     for (const m of inv.machines) {
       for (const n of [m.hostname, m.fqdn]) {
         const got = first.get(n);
@@ -63,10 +62,7 @@ export const verifyStep: CheckStep = {
         problems.push(got ? `${n} resolves to ${got} on ${machine.hostname}, want ${m.ip}${dials}` : `${n} does not resolve on ${machine.hostname} (want ${m.ip})${dials}`);
       }
     }
-    const live = parseRoutes(p.routes!.stdout);
-    for (const r of podRoutes(inv, machine)) {
-      if (!live.some((l) => l.dst === r.subnet && l.via === r.via)) problems.push(`no route to ${r.subnet} via ${r.via} (pods of ${r.worker})`);
-    }
+    for (const r of missingPodRoutes(inv, machine, p.routes)) problems.push(`no route to ${r.subnet} via ${r.via} (pods of ${r.worker})`);
     if (p.etcd) problems.push(...etcdProblems(inv, p.etcd));
 
     for (const w of wanted) {
@@ -83,7 +79,7 @@ export const verifyStep: CheckStep = {
 };
 
 /** Every worker's Node object and the objects that show cluster DNS serving, read with the admin kubeconfig on the server (one missing is left out). */
-const clusterObjects = (inv: Inventory) => [...inv.workers.map((w) => `nodes/${w.hostname}`), ...(inv.settings.dns.enabled ? DNS_HEALTH_OBJECTS : [])];
+const objectsOf = (inv: Inventory) => [...inv.workers.map((w) => `nodes/${w.hostname}`), ...(inv.settings.dns.enabled ? DNS_HEALTH_OBJECTS : [])];
 
 /**
  * What the etcd probe shows: the local member unhealthy, or, with several control planes (where it
@@ -121,9 +117,9 @@ async function clusterProblems(ctx: StepContext, first: ProbeResult): Promise<st
 }
 
 async function clusterProblemsOnce(ctx: StepContext): Promise<string[]> {
-  const r = await ctx.facts.query(getObjectsCommand(clusterObjects(ctx.inventory)));
+  const r = await ctx.facts.wait(clusterObjectsAgain.ask(15, objectsOf(ctx.inventory)));
   if (r.code === NO_KUBECTL) return [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`];
-  if (r.code !== 0) return [`the API does not answer "kubectl get nodes": ${r.stderr.trim().split('\n').pop()}`];
+  if (r.code !== 0) return [`the API does not answer "kubectl get nodes" (kubectl exit ${r.code})`];
   return problemsIn(ctx.inventory, r.stdout);
 }
 

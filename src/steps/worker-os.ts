@@ -4,7 +4,8 @@
 // br_netfilter (loaded, or built into the kernel: then only its sysctls exist), and the bridge and
 // forwarding sysctls, persisted in one file each (never appended).
 import { severalControlPlanes } from '../api-endpoints.ts';
-import type { ProbeResult } from '../engine/facts.ts';
+import { installedPackages, fstabSwapLines, brNetfilterPresent, swapDevices, sysctlValues } from '../probes/system.ts';
+import { unitEnabled } from '../probes/systemd.ts';
 import type { Inventory } from '../inventory.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
@@ -33,17 +34,16 @@ export const workerOsStep: ChangeStep = {
     const { files } = renderedFor(inventory, machine, 'worker-os');
     const found = await inspect(facts, files.map((f) => f.path), [], {
       // One dpkg-query for every package (one it does not know is left out of its answer).
-      packages: sh`dpkg-query -W -f='\${Package} \${Status}\\n' ${packages} 2>/dev/null`,
-      swap: sh`swapon --noheadings --show=NAME 2>/dev/null`,
-      fstab: sh`grep -Ec '^[[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]]' /etc/fstab 2>/dev/null`,
-      swapTarget: sh`systemctl is-enabled swap.target 2>/dev/null`,
-      bridge: sh`test -e /proc/sys/net/bridge/bridge-nf-call-iptables && echo present`,
-      sysctls: sh`sysctl -n ${WORKER_SYSCTLS} 2>/dev/null`,
+      packages: installedPackages.ask(packages),
+      swap: swapDevices.ask(),
+      fstab: fstabSwapLines.ask(),
+      swapTarget: unitEnabled.ask('swap.target'),
+      bridge: brNetfilterPresent.ask(),
+      sysctls: sysctlValues.ask(WORKER_SYSCTLS),
     });
-    const p = found.probes as Record<'packages' | 'swap' | 'fstab' | 'swapTarget' | 'bridge' | 'sysctls', ProbeResult>;
+    const p = found.probes;
     const changes: Change[] = [];
-    const installed = new Set(p.packages.stdout.split('\n').filter((l) => / ok installed$/.test(l)).map((l) => l.split(' ')[0]));
-    const missing = packages.filter((pkg) => !installed.has(pkg));
+    const missing = packages.filter((pkg) => !p.packages.has(pkg));
     if (missing.length > 0) {
       changes.push({
         kind: 'exec',
@@ -53,26 +53,26 @@ export const workerOsStep: ChangeStep = {
         reason: `packages missing: ${missing.join(', ')}`,
       });
     }
-    if (p.swap.stdout.trim()) changes.push({ kind: 'exec', cmd: sh`swapoff -a`, reason: `swap is on (${p.swap.stdout.trim().split('\n').join(', ')})` });
-    if (Number(p.fstab.stdout.trim() || 0) > 0) {
+    if (p.swap.length) changes.push({ kind: 'exec', cmd: sh`swapoff -a`, reason: `swap is on (${p.swap.join(', ')})` });
+    if (p.fstab > 0) {
       changes.push({
         kind: 'exec',
         cmd: sh`sed -i -E ${`s/^([[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]].*)$/# \\1${FSTAB_SWAP_NOTE}/`} /etc/fstab`,
         reason: 'swap listed in /etc/fstab would come back at boot',
       });
     }
-    if (p.swapTarget.stdout.trim() !== 'masked') {
+    if (p.swapTarget !== 'masked') {
       // --no-reload: the mask matters at boot (swap is already off now), and a reload of all of
       // systemd costs ~0.1-0.3 s of CPU on the machine.
       // The record lets reset unmask only a mask hardway made.
       changes.push({ kind: 'exec', cmd: sh`systemctl mask --no-reload swap.target && mkdir -p ${HARDWAY_DIR} && touch ${SWAP_MASK_RECORD}`, reason: 'keep systemd from activating swap units' });
     }
-    if (p.bridge.stdout.trim() !== 'present') {
+    if (!p.bridge) {
       changes.push({ kind: 'exec', cmd: sh`modprobe br_netfilter`, reason: 'br_netfilter is not loaded' });
     }
     const fileWork = fileChangesFrom(found, files);
     changes.push(...fileWork);
-    const values = p.sysctls.stdout.trim().split('\n');
+    const values = p.sysctls;
     if (fileWork.some((c) => c.kind === 'put' && c.path === WORKER.sysctl) || values.length !== WORKER_SYSCTLS.length || values.some((v) => v.trim() !== '1')) {
       changes.push({ kind: 'exec', cmd: sh`sysctl -q -p ${WORKER.sysctl}`, reason: `apply ${WORKER.sysctl} (now: ${values.join(' ') || 'unset'})` });
     }

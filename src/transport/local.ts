@@ -1,7 +1,9 @@
 // Everything hardway runs on this machine, in one place: the local Transport (the jumpbox as a host:
-// `pin-hosts --local`, tests) and the local commands of the lab, multipass and download (ip, mount,
-// debootstrap, tar, apt-get...). Every command is built with `sh` (one quoting style) and runs
-// under /bin/sh -c; uploads are temp file + rename like the SSH ones.
+// `pin-hosts --local`, tests) and the local commands of the lab, multipass, doctor's kubectl,
+// download and the long builds (ip, mount, debootstrap, tar, apt-get, make, go...). Every command
+// is built with `sh` (one quoting style, the one the machines' commands use too) and runs under
+// /bin/sh -c; uploads are temp file + rename like the SSH ones. (zx, which the project once
+// carried, quotes for bash with $'...' and runs bash: a second quoting style and shell.)
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -70,10 +72,14 @@ export interface RunOptions {
   machine?: string;
   stdin?: string | Buffer;
   cwd?: string;
+  /** The command's environment (default this process's). */
+  env?: NodeJS.ProcessEnv;
   /** Kill the command (and its children: it gets a process group of its own) after this long; none by default. */
   timeoutMs?: number;
   /** Sees stdout as it comes (progress of a long command); it is collected all the same. */
   onStdout?: (chunk: Buffer) => void;
+  /** Sees stderr as it comes; it is collected all the same. */
+  onStderr?: (chunk: Buffer) => void;
 }
 
 /**
@@ -84,7 +90,7 @@ export interface RunOptions {
 export function runCommand(cmd: Command, opts: RunOptions = {}): Promise<ExecResult> {
   const machine = opts.machine ?? 'local';
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', cmd.text], { detached: opts.timeoutMs !== undefined, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('/bin/sh', ['-c', cmd.text], { detached: opts.timeoutMs !== undefined, cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const errOut: Buffer[] = [];
     let timedOut = false;
@@ -101,7 +107,10 @@ export function runCommand(cmd: Command, opts: RunOptions = {}): Promise<ExecRes
       out.push(d);
       opts.onStdout?.(d);
     });
-    child.stderr.on('data', (d: Buffer) => errOut.push(d));
+    child.stderr.on('data', (d: Buffer) => {
+      errOut.push(d);
+      opts.onStderr?.(d);
+    });
     child.stdin.on('error', () => undefined); // a command that ignores stdin may close it early
     child.on('error', (e) => {
       clearTimeout(timer);

@@ -12,9 +12,9 @@ import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCENARIOS, CACHED_IMAGE } from '../../src/lab/break/scenarios.ts';
+import { SCENARIOS, CACHED_IMAGE, scenarioFix } from '../../src/lab/break/scenarios.ts';
 import type { Finding } from '../../src/doctor/types.ts';
-import { doctorConnect } from '../../src/doctor/gather.ts';
+import { hostConnector, ONE_ATTEMPT } from '../../src/transport/index.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { sh } from '../../src/shell.ts';
 import { useLab, type Lab } from './helpers/lab.ts';
@@ -61,10 +61,10 @@ async function hardway(l: Lab, args: string[]): Promise<string> {
 /** Seconds for a bare SSH round trip to every machine at once, over the transport doctor uses: connect, `true`, close. */
 async function bareRoundTrip(l: Lab): Promise<number> {
   const inv = loadInventory(join(l.dir, 'machines.txt'));
-  const connect = doctorConnect(inv, { dir: inv.dir });
+  const connect = hostConnector(inv, { dir: inv.dir, ...ONE_ATTEMPT });
   const started = Date.now();
   await Promise.all(inv.machines.map(async (m) => {
-    const t = await connect(m);
+    const t = await connect({ name: m.hostname, machine: m });
     await t.exec(sh`true`);
     await t.close();
   }));
@@ -145,7 +145,7 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
       const sick = await doctor(l);
       expect(sick.code).toBe(1);
       expect(sick.ok).toBe(false);
-      const fix = s.doctor.fix.replace('NODE', node).replace('LAB', 'e2e-doc');
+      const fix = scenarioFix(s, node, 'e2e-doc');
       expect(sick.findings[0], JSON.stringify(sick.findings, null, 1)).toMatchObject({ machine: node, check: s.doctor.check, fix });
       console.log(`${s.name}: ${sick.findings[0]!.cause}\n  evidence: ${sick.findings[0]!.evidence}\n  fix: ${fix}`);
 

@@ -2,11 +2,12 @@
 // certificates and kubeconfigs, the inventory's rule for the shared API name, and verify's reading
 // of every etcd member's health. One control plane keeps the tutorial's single name everywhere.
 import { describe, expect, it } from 'vitest';
-import { componentApiUrl, jumpboxApiUrl, sharedApiName, workerApiUrl } from '../../src/api-endpoints.ts';
+import { componentApiUrl, jumpboxApiUrl, workerApiUrl } from '../../src/api-endpoints.ts';
+import { sharedApiName } from '../../src/api-names.ts';
 import { identitiesFor } from '../../src/certs/identities.ts';
 import { kubeconfigsFor } from '../../src/certs/kubeconfig.ts';
 import { InputError } from '../../src/errors.ts';
-import { etcdHealthCommand } from '../../src/steps/support/etcd.ts';
+import { etcdHealthCommand } from '../../src/probes/etcd.ts';
 import { etcdProblems, expectedServices } from '../../src/steps/verify.ts';
 import { workerPackages, WORKER_PACKAGES } from '../../src/steps/worker-os.ts';
 import { EXAMPLE, host, inventory, THREE_CP } from './render-fixtures.ts';

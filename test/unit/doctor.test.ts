@@ -13,7 +13,7 @@ import { diagnose } from '../../src/doctor/diagnose.ts';
 import { doctorJson, doctorText } from '../../src/doctor/format.ts';
 import { gatherMachine } from '../../src/doctor/gather.ts';
 import { requestsFor } from '../../src/doctor/probes.ts';
-import { SCENARIOS } from '../../src/lab/break/scenarios.ts';
+import { SCENARIOS, scenarioFix } from '../../src/lab/break/scenarios.ts';
 import type { Transport } from '../../src/transport/types.ts';
 import { DOCTOR_DNS_FIXTURES, DOCTOR_FIXTURES, recorded } from './doctor.helpers.ts';
 
@@ -41,7 +41,7 @@ describe('doctor on recorded evidence of a real 1+2 lab', () => {
       const { ctx, evidence, api } = recorded(s.name, RECORDED_IN(s.name));
       const node = BROKEN[s.name]!;
       const [first, ...rest] = diagnose(ctx, evidence, api);
-      expect(first).toMatchObject({ machine: node, check: s.doctor.check, fix: s.doctor.fix.replace('NODE', node).replace('LAB', 'e2e-doc') });
+      expect(first).toMatchObject({ machine: node, check: s.doctor.check, fix: scenarioFix(s, node, 'e2e-doc') });
       // Nothing on another machine: the fault is one machine's.
       expect(rest.filter((f) => f.machine !== node)).toEqual([]);
       expect(first!.evidence.length).toBeGreaterThan(10);

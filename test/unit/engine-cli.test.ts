@@ -123,7 +123,7 @@ describe('run log', () => {
     const text = readFileSync(join(logs, file!), 'utf8');
     expect(text).toMatch(/node-0: read \/etc\/hosts: mode 0644 root:root 20 bytes/);
     expect(text).toMatch(/node-0: upload \/etc\/hosts mode 0644 owner root:root \(\d+ bytes\)/);
-    expect(text).toMatch(/node-0: probe \(exit 0\): awk -v want='server server\.kubernetes\.local [\s\S]*?getent hosts[^\n]*\n\s+--- stdout:\n\s+server 10\.240\.0\.10  server\.kubernetes\.local server/);
+    expect(text).toMatch(/node-0: probe names \(exit 0\): awk -v want='server server\.kubernetes\.local [\s\S]*?getent hosts[^\n]*\n\s+--- stdout:\n\s+server 10\.240\.0\.10  server\.kubernetes\.local server/);
   });
 });
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unifiedDiff } from '../../src/engine/diff.ts';
 import { changesForFile, contentSha256 } from '../../src/engine/desired.ts';
+import { shellProbe, TEST_PROBES } from './facts.helpers.ts';
 import { createFacts } from '../../src/engine/facts.ts';
 import { mapLimit } from '../../src/engine/fanout.ts';
 import { Redactor } from '../../src/ui/redact.ts';
@@ -96,18 +97,18 @@ describe('facts over a real shell', () => {
     const t = new LocalTransport({ machine: 'jumpbox' });
     let execs = 0;
     const counting = { ...t, machine: t.machine, exec: (c: Parameters<typeof t.exec>[0], o?: Parameters<typeof t.exec>[1]) => (execs++, t.exec(c, o)), upload: t.upload.bind(t), close: t.close.bind(t) };
-    const facts = createFacts(counting);
+    const facts = createFacts(counting, undefined, { probes: TEST_PROBES });
     const [stat, read, missing, sub, probe, failed, line, bare, two, empty] = await facts.batch([
       { op: 'S', path: join(dir, 'a b') },
       { op: 'R', path: join(dir, 'a b') },
       { op: 'S', path: join(dir, "it's") },
       { op: 'R', path: join(dir, 'sub') },
-      { op: 'C', cmd: sh`printf '%s\n\n' ${"it's"}; read x || echo no-stdin` },
-      { op: 'C', cmd: sh`exit 7` },
-      { op: 'C', cmd: sh`printf ':one line\n'` },
-      { op: 'C', cmd: sh`printf ';no newline'` },
-      { op: 'C', cmd: sh`printf 'two\nlines\n'; printf 'multi\nline ${'$'}x' >&2` },
-      { op: 'C', cmd: sh`printf '\n'` },
+      shellProbe.ask(sh`printf '%s\n\n' ${"it's"}; read x || echo no-stdin`),
+      shellProbe.ask(sh`exit 7`),
+      shellProbe.ask(sh`printf ':one line\n'`),
+      shellProbe.ask(sh`printf ';no newline'`),
+      shellProbe.ask(sh`printf 'two\nlines\n'; printf 'multi\nline ${'$'}x' >&2`),
+      shellProbe.ask(sh`printf '\n'`),
     ]);
     expect(execs).toBe(1);
     expect(stat).toMatchObject({ exists: true, mode: 0o640, size: 6, sha256: contentSha256(Buffer.from('hello\n')) });

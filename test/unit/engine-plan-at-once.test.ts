@@ -8,6 +8,7 @@ import { sh } from '../../src/shell.ts';
 import { inspect } from '../../src/steps/support/inspect.ts';
 import { FailureError } from '../../src/errors.ts';
 import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
+import { apiReady } from '../../src/probes/cluster.ts';
 
 const fileStep = (name: string, path: string): Step => ({
   name,
@@ -56,14 +57,15 @@ describe('planning every step at once', () => {
   it('a plan that needs a command of its own (a wait) makes the steps plan one by one', async () => {
     const inv = inventoryOf();
     const fakes = fakeCluster(inv);
-    for (const f of fakes.values()) f.handlers.push([/^wait-for-it$/, () => ({ code: 0, stdout: '', stderr: '' })]);
-    const waits: Step = { name: 'waits', title: 'Wait', targets: (inv) => inv.machines, plan: async (ctx) => (await ctx.facts.query(sh`wait-for-it`), []) };
+    for (const f of fakes.values()) f.handlers.push([/^\{ for i in \$\(seq 1\); do out=\$\(kubectl /, () => ({ code: 0, stdout: '', stderr: '' })]);
+    const waits: Step = { name: 'waits', title: 'Wait', targets: (inv) => inv.machines, plan: async (ctx) => (await ctx.facts.wait(apiReady.ask(1)), []) };
     await runEngine(steps, inv, fakes);
     reset(fakes);
     const again = await runEngine([...steps, waits], inv, fakes);
     expect(again.result).toMatchObject({ ok: true, changed: 0 });
-    expect(batches(fakes)).toEqual([1 + 3, 1 + 3, 1 + 3]);
-    for (const f of fakes.values()) expect(f.commands.filter((c) => c === 'wait-for-it')).toHaveLength(1);
+    // The at-once round, then each step's own plan; the wait is a facts script of its own.
+    expect(batches(fakes)).toEqual([1 + 3 + 1, 1 + 3 + 1, 1 + 3 + 1]);
+    for (const f of fakes.values()) expect(f.commands.filter((c) => c.startsWith('facts: probe { for i in $(seq 1); do out=$(kubectl'))).toHaveLength(1);
   });
 
   it('a single step is planned only once', async () => {
@@ -153,18 +155,19 @@ describe('planning every step at once', () => {
     it('a check that needs a command of its own (a wait) runs again in its step, and the wait is made once', async () => {
       const inv = inventoryOf();
       const fakes = fakeCluster(inv);
-      for (const f of fakes.values()) f.handlers.push([/^wait-for-it$/, () => ({ code: 0, stdout: '', stderr: '' })]);
+      for (const f of fakes.values()) f.handlers.push([/^\{ for i in \$\(seq 1\); do out=\$\(kubectl /, () => ({ code: 0, stdout: '', stderr: '' })]);
       const waits: Step = {
         kind: 'check', name: 'waits', title: 'Wait', targets: (inv) => inv.machines,
-        // It swallows what the query threw: the at-once round must not keep that outcome.
-        check: async (ctx) => void (await ctx.facts.query(sh`wait-for-it`).catch(() => undefined)),
+        // It swallows what the wait threw: the at-once round must not keep that outcome.
+        check: async (ctx) => void (await ctx.facts.wait(apiReady.ask(1)).catch(() => undefined)),
       };
       await runEngine(steps, inv, fakes);
       reset(fakes);
       const again = await runEngine([...steps, waits], inv, fakes);
       expect(again.result).toMatchObject({ ok: true, changed: 0 });
-      expect(batches(fakes)).toEqual([1, 1, 1]);
-      for (const f of fakes.values()) expect(f.commands.filter((c) => c === 'wait-for-it')).toHaveLength(1);
+      // The at-once round, then the check's wait in its step (a facts script of its own).
+      expect(batches(fakes)).toEqual([1 + 1, 1 + 1, 1 + 1]);
+      for (const f of fakes.values()) expect(f.commands.filter((c) => c.startsWith('facts: probe { for i in $(seq 1); do out=$(kubectl'))).toHaveLength(1);
     });
 
     it('a difference anywhere: every verify and check runs in its step after the changes, as without the at-once round', async () => {

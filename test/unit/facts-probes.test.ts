@@ -3,23 +3,24 @@
 // the answers after a multi-line one still in their place.
 import { describe, expect, it } from 'vitest';
 import { createFacts } from '../../src/engine/facts.ts';
+import { shellProbe, TEST_PROBES } from './facts.helpers.ts';
 import { sh } from '../../src/shell.ts';
 import { LocalTransport } from '../../src/transport/local.ts';
 
 describe('facts probes', () => {
   it('keep stdout exactly and the exit code, one line or many, in one batch', async () => {
-    const facts = createFacts(new LocalTransport({ machine: 'jumpbox' }));
-    const got = await facts.probe({
-      many: sh`printf 'a\\nb\\n'`,
-      noNewline: sh`printf 'a\\nb'`,
-      blankLines: sh`printf 'a\\n\\n\\n'`,
-      looksLikeHeader: sh`printf '0 +\\n1 -\\n'`,
-      one: sh`echo one`,
-      oneBare: sh`printf one`,
-      empty: sh`true`,
-      exits: sh`printf 'x\\ny\\n'; exit 3`,
-      fails: sh`echo out; false`,
-      last: sh`echo still in place`,
+    const facts = createFacts(new LocalTransport({ machine: 'jumpbox' }), undefined, { probes: TEST_PROBES });
+    const got = await facts.ask({
+      many: shellProbe.ask(sh`printf 'a\\nb\\n'`),
+      noNewline: shellProbe.ask(sh`printf 'a\\nb'`),
+      blankLines: shellProbe.ask(sh`printf 'a\\n\\n\\n'`),
+      looksLikeHeader: shellProbe.ask(sh`printf '0 +\\n1 -\\n'`),
+      one: shellProbe.ask(sh`echo one`),
+      oneBare: shellProbe.ask(sh`printf one`),
+      empty: shellProbe.ask(sh`true`),
+      exits: shellProbe.ask(sh`printf 'x\\ny\\n'; exit 3`),
+      fails: shellProbe.ask(sh`echo out; false`),
+      last: shellProbe.ask(sh`echo still in place`),
     });
     expect(got).toEqual({
       many: { code: 0, stdout: 'a\nb\n' },

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFacts } from '../../src/engine/facts.ts';
+import { shellProbe, TEST_PROBES } from './facts.helpers.ts';
 import { sh } from '../../src/shell.ts';
 import { LocalTransport } from '../../src/transport/local.ts';
 import type { ExecResult, Transport } from '../../src/transport/types.ts';
@@ -36,7 +37,7 @@ describe('facts reads', () => {
   it('return every file byte for byte through one blob line, in order, beside stats and probes of the same batch', async () => {
     const f = files();
     const { transport, scripts } = recording();
-    const facts = createFacts(transport);
+    const facts = createFacts(transport, undefined, { probes: TEST_PROBES });
     const read = await facts.read([f.a, f.empty, join(f.dir, 'missing'), f.binary, f.b, f.a]);
     expect(read.get(f.a)?.content?.toString()).toBe('line one\nline two\n');
     expect(read.get(f.b)?.content?.toString()).toBe('no newline at the end');
@@ -46,7 +47,7 @@ describe('facts reads', () => {
     expect(scripts).toHaveLength(1);
 
     const mixed = await facts.batch([
-      { op: 'S', path: f.b }, { op: 'R', path: f.b }, { op: 'C', cmd: sh`printf 'x\\ny\\n'` }, { op: 'R', path: f.a },
+      { op: 'S', path: f.b }, { op: 'R', path: f.b }, shellProbe.ask(sh`printf 'x\\ny\\n'`), { op: 'R', path: f.a },
     ]);
     expect(mixed[1]).toMatchObject({ exists: true, size: 21, content: Buffer.from('no newline at the end') });
     expect(mixed[2]).toEqual({ code: 0, stdout: 'x\ny\n' });

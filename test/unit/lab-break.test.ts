@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/inventory.ts';
 import { HOSTS_MARKERS } from '../../src/layout.ts';
 import { expiredKubelet } from '../../src/lab/break/expired-cert.ts';
-import { SCENARIOS, withoutBlock } from '../../src/lab/break/scenarios.ts';
+import { SCENARIOS, withoutBlock, scenarioFix } from '../../src/lab/break/scenarios.ts';
 import { CHECKS } from '../../src/doctor/types.ts';
 import { runCli } from '../helpers/cli.ts';
 import { makeProject } from './certs.helpers.ts';
@@ -19,7 +19,7 @@ describe('lab break', () => {
     expect(SCENARIOS.map((s) => s.name)).toEqual(['worker-down', 'hosts-drift', 'mirror-missing', 'routes-missing', 'netfilter-off', 'containerd-stopped', 'cni-config-missing', 'cert-expired', 'dns-loop', 'dns-down']);
     for (const s of SCENARIOS) {
       expect(CHECKS).toContain(s.doctor.check);
-      expect(s.doctor.fix).toMatch(/^hardway [a-z-]+ /);
+      expect(scenarioFix(s, 'node-1', 'dev')).toMatch(/^hardway [a-z-]+ /);
     }
   });
 

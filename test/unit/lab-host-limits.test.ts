@@ -37,7 +37,7 @@ function fakeSys(values: Record<string, string>, refuse?: string): Sysctl & { wr
 const valueOf = (n: number) => Object.fromEntries(largeLabSettings(n).map((s) => [s.key, Number(s.value)]));
 
 describe('limits of a large lab', () => {
-  it('are the kernel defaults for a small lab and grow with the machines', () => {
+  it('are the kernel defaults for a small lab and grow with the machines', async () => {
     for (const s of largeLabSettings(4)) expect(Number(s.value)).toBeLessThanOrEqual(Number(KERNEL_DEFAULTS[s.key]));
     const big = valueOf(101);
     expect(big['fs.inotify.max_user_instances']).toBe(3232);
@@ -50,16 +50,16 @@ describe('limits of a large lab', () => {
     expect(largeLabSettings(33).every((s) => s.atLeast && s.why.includes('33 lab machine(s)'))).toBe(true);
   });
 
-  it('raise only what is below, never lower a higher host value, and put back what they raised', () => {
+  it('raise only what is below, never lower a higher host value, and put back what they raised', async () => {
     const dir = tmp();
     const values: Record<string, string> = { ...KERNEL_DEFAULTS, 'fs.inotify.max_user_watches': '1000000' };
     const sys = fakeSys(values);
-    const lines = holdHostSettings('/labs/big', largeLabSettings(33), sys, dir);
+    const lines = await holdHostSettings('/labs/big', largeLabSettings(33), sys, dir);
     expect(lines).toContain('host setting fs.inotify.max_user_instances: 128 -> 1056 (inotify instances (systemd, logind, dbus, kubelet) of 33 lab machine(s) on this host; put back when the last lab goes down)');
     expect(values['fs.inotify.max_user_watches']).toBe('1000000'); // 270336 would be lower: kept
     expect(lines.some((l) => l.includes('max_user_watches'))).toBe(false);
     expect(values['kernel.threads-max']).toBe('192729');
-    expect(holdHostSettings('/labs/small', largeLabSettings(35), sys, dir)).toEqual([
+    expect(await holdHostSettings('/labs/small', largeLabSettings(35), sys, dir)).toEqual([
       'host setting fs.inotify.max_user_instances: 1056 -> 1120 (inotify instances (systemd, logind, dbus, kubelet) of 35 lab machine(s) on this host; put back when the last lab goes down)',
       ...lines.filter((l) => !/inotify|keys|pid_max|gc_thresh/.test(l)),
       'host setting kernel.keys.maxkeys: 660 -> 700 (keyrings (runc, systemd) of 35 lab machine(s) on this host; put back when the last lab goes down)',
@@ -70,26 +70,23 @@ describe('limits of a large lab', () => {
       'host setting net.ipv4.neigh.default.gc_thresh1: 405 -> 447 (ARP entries (one table for every namespace) of 35 lab machine(s) on this host; put back when the last lab goes down)',
     ]);
     const alive = (p: string) => p.startsWith('/labs/');
-    expect(releaseHostSettings('/labs/big', sys, dir, alive)).toEqual([]);
-    const restored = releaseHostSettings('/labs/small', sys, dir, alive);
+    expect(await releaseHostSettings('/labs/big', sys, dir, alive)).toEqual([]);
+    const restored = await releaseHostSettings('/labs/small', sys, dir, alive);
     expect(restored).toContain('host setting fs.inotify.max_user_instances: 1120 -> 128 (put back: no lab left on this host)');
     expect(values).toEqual({ ...KERNEL_DEFAULTS, 'fs.inotify.max_user_watches': '1000000' });
   });
 
-  it('stop with the exact setting when the host refuses a write, and the changes made before it are still put back', () => {
+  it('stop with the exact setting when the host refuses a write, and the changes made before it are still put back', async () => {
     const dir = tmp();
     const values = { ...KERNEL_DEFAULTS };
     const sys = fakeSys(values, 'kernel.pid_max');
-    expect(() => holdHostSettings('/labs/big', largeLabSettings(101), sys, dir)).toThrow(
+    await expect(holdHostSettings('/labs/big', largeLabSettings(101), sys, dir)).rejects.toThrow(
       /cannot set host setting kernel\.pid_max to 103424 \(it is 32768\): EROFS/);
-    try {
-      holdHostSettings('/labs/big', largeLabSettings(101), sys, dir);
-    } catch (e) {
-      expect((e as { hint: string }).hint).toMatch(/sysctl -w kernel\.pid_max=103424/);
-      expect((e as { exitCode: number }).exitCode).toBe(1);
-    }
+    const refused = await holdHostSettings('/labs/big', largeLabSettings(101), sys, dir).then(() => undefined, (e: unknown) => e as { hint: string; exitCode: number });
+    expect(refused?.hint).toMatch(/sysctl -w kernel\.pid_max=103424/);
+    expect(refused?.exitCode).toBe(1);
     expect(values['fs.inotify.max_user_instances']).toBe('3232');
-    releaseHostSettings('/labs/big', sys, dir, () => false);
+    await releaseHostSettings('/labs/big', sys, dir, () => false);
     expect(values).toEqual(KERNEL_DEFAULTS);
   });
 });
@@ -98,7 +95,7 @@ describe('the reason a machine gives for not booting', () => {
   const entry = (PRIORITY: number, SYSLOG_IDENTIFIER: string, MESSAGE: string, t = 1_500_000, more: object = {}) =>
     ({ PRIORITY: String(PRIORITY), SYSLOG_IDENTIFIER, MESSAGE, _PID: '1', __MONOTONIC_TIMESTAMP: String(t), ...more });
 
-  it('is its errors, without the lines every healthy boot logs, repeated ones said once', () => {
+  it('is its errors, without the lines every healthy boot logs, repeated ones said once', async () => {
     const lines = reasonLines([
       entry(3, 'systemd-journald', 'Failed to connect to notify socket: Connection refused'),
       entry(3, 'sshd', 'error: kex_exchange_identification: Connection closed by remote host'),
@@ -114,7 +111,7 @@ describe('the reason a machine gives for not booting', () => {
     expect(limitHint(lines)).toMatch(/fs\.inotify\.max_user_instances/);
   });
 
-  it('adds what a failed unit wrote itself (info lines), and nothing of units that did not fail', () => {
+  it('adds what a failed unit wrote itself (info lines), and nothing of units that did not fail', async () => {
     const lines = reasonLines([
       entry(6, 'sshd', '/etc/ssh/sshd_config line 1: Bad configuration option: Nonsense', 1_500_000, { _SYSTEMD_UNIT: 'ssh.service' }),
       entry(6, 'cloud-init', 'all fine', 1_600_000, { _SYSTEMD_UNIT: 'cloud-init.service' }),
@@ -126,7 +123,7 @@ describe('the reason a machine gives for not booting', () => {
     ]);
   });
 
-  it('falls back to warnings when there is no error, and has no hint for an unrelated failure', () => {
+  it('falls back to warnings when there is no error, and has no hint for an unrelated failure', async () => {
     expect(reasonLines([entry(6, 'systemd', 'Started x'), entry(4, 'sshd', 'warned', 3_000_000)])).toEqual(['[+1.5 s] sshd[1]: warned']);
     expect(limitHint(['sshd[1]: /etc/ssh/sshd_config line 1: Bad configuration option: Nonsense'])).toBeUndefined();
   });

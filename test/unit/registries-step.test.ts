@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parseClusterSettings } from '../../src/cluster-settings.ts';
 import { parseInventory, type Inventory } from '../../src/inventory.ts';
 import { containerdStep } from '../../src/steps/containerd.ts';
-import { MARKED_REGISTRY_DIRS_PROBE, staleRegistryChanges } from '../../src/steps/support/registry-dirs.ts';
+import { staleRegistryChanges } from '../../src/steps/support/registry-dirs.ts';
+import { markedRegistryDirs } from '../../src/probes/containerd.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
 import { MACHINES, projectDir, runEngine } from './engine.helpers.ts';
 
@@ -54,7 +55,7 @@ function worker(name: string): FakeTransport & { restarts: number; containerd: {
       t.containerd.active = 'active';
       return text('');
     }],
-    [new RegExp(`^${escape(MARKED_REGISTRY_DIRS_PROBE.text)}$`), () => {
+    [new RegExp(`^${escape(markedRegistryDirs.ask().cmd.text)}$`), () => {
       const dirs = new Set([...t.files.keys()].filter((p) => p.startsWith(`${CERTS}/`) && p.endsWith('/hosts.toml')).map((p) => p.slice(CERTS.length + 1, -'/hosts.toml'.length)));
       const marked = [...dirs].filter((d) => !d.includes('/') && t.text(`${CERTS}/${d}/hosts.toml`).startsWith('# Managed by hardway')).sort();
       const lines = marked.flatMap((d) => [...t.files.keys()].filter((p) => p.startsWith(`${CERTS}/${d}/`)).map((p) => p.slice(CERTS.length + 1)).sort());

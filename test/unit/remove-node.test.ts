@@ -1,7 +1,7 @@
 // remove-node: which machine it removes (a line of machines.txt, or the certificate hardway issued
 // for a worker whose line is gone), what stays in the inventory, and drain-node's plan through the API.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { removalOf } from '../../src/commands/remove-node.ts';
+import { removalOf, removalScope } from '../../src/removal.ts';
 import { describeChange } from '../../src/engine/apply.ts';
 import { parseInventory, type Inventory } from '../../src/inventory.ts';
 import { drainNodeStep } from '../../src/steps/drain-node.ts';
@@ -41,25 +41,26 @@ describe('drain-node plans through the API on the first control-plane machine', 
   });
   const on = (answer: { code: number; stdout: string; stderr: string }) => {
     const t = debianMachine('server');
-    t.reads.push(/^kubectl .* get node node-1 -o name --ignore-not-found$/);
-    t.handlers.push([/^kubectl .* get node node-1 -o name --ignore-not-found$/, () => answer]);
+    t.handlers.push([/^kubectl .* get node node-1 -o name --ignore-not-found 2>&1$/, () => answer]);
     return t;
   };
-  const step = drainNodeStep('node-1');
+  const step = drainNodeStep;
+  const leaving = () => removalScope(inv, ['node-1']).inventory;
 
-  it('targets the first control-plane machine only', () => {
-    expect(step.targets(inv, {} as never).map((m) => m.hostname)).toEqual(['server']);
+  it('targets the first control-plane machine, and only when a machine leaves', () => {
+    expect(step.targets(leaving(), {} as never).map((m) => m.hostname)).toEqual(['server']);
+    expect(step.targets(inv, {} as never)).toEqual([]);
   });
   it('cordons, drains and deletes a Node that exists', async () => {
-    const plan = (await planOn(step, inv, inv.machines[0]!, on({ code: 0, stdout: 'node/node-1\n', stderr: '' }))).map(describeChange);
+    const plan = (await planOn(step, leaving(), inv.machines[0]!, on({ code: 0, stdout: 'node/node-1\n', stderr: '' }))).map(describeChange);
     expect(plan).toHaveLength(1);
     expect(plan[0]).toMatch(/^run: kubectl .* cordon node-1 && kubectl .* drain node-1 --ignore-daemonsets --delete-emptydir-data --force --timeout=180s --skip-wait-for-delete-timeout=60 && kubectl .* delete node node-1 \(node node-1 is in the cluster/);
   });
   it('plans nothing once the Node is gone', async () => {
-    expect(await planOn(step, inv, inv.machines[0]!, on({ code: 0, stdout: '', stderr: '' }))).toEqual([]);
+    expect(await planOn(step, leaving(), inv.machines[0]!, on({ code: 0, stdout: '', stderr: '' }))).toEqual([]);
   });
   it('fails naming the machine and kubectl\'s error when the API does not answer', async () => {
-    await expect(planOn(step, inv, inv.machines[0]!, on({ code: 1, stdout: '', stderr: 'The connection to the server was refused' })))
+    await expect(planOn(step, leaving(), inv.machines[0]!, on({ code: 1, stdout: 'The connection to the server was refused', stderr: '' })))
       .rejects.toThrow('server: cannot ask the API for node node-1 (exit 1): The connection to the server was refused');
   });
 });

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolvedAddresses, resolveNames } from '../../src/steps/support/names.ts';
+import { resolvedAddresses, resolveNames } from '../../src/probes/names.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hardway-names-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,10 +8,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { asOneCommand, routeChanges } from '../../src/steps/routes.ts';
-import { parseRoutes } from '../../src/steps/support/routes.ts';
+import { parseRoutes } from '../../src/probes/network.ts';
 import { podRoutes } from '../../src/render/routes.ts';
 import { serviceChanges, withRestarts, withServiceChanges } from '../../src/steps/support/services.ts';
-import { parseServiceStates } from '../../src/steps/support/inspect.ts';
+import { parseServiceStates } from '../../src/probes/systemd.ts';
 import type { Change } from '../../src/engine/types.ts';
 import { PKI, SERVER } from '../../src/layout.ts';
 

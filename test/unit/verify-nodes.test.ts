@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { coalescedFacts } from '../../src/engine/coalesced-facts.ts';
 import { factsFrom, type FactRequest } from '../../src/engine/facts.ts';
-import { getObjects, getObjectsCommand, NODE_LIST_FROM, objectItems } from '../../src/steps/support/cluster-objects.ts';
+import { clusterObjects, getObjectsCommand, NODE_LIST_FROM, objectItems } from '../../src/probes/cluster.ts';
 import { nodeStates } from '../../src/steps/verify.ts';
 
 const node = (name: string, status?: string, message?: string) => ({
@@ -38,16 +38,16 @@ describe('verify: node states from the API', () => {
 describe('cluster object reads asked at once share one kubectl', () => {
   it("verify's nodes and kubelet-rbac's objects go out as one kubectl get of every TYPE/NAME", async () => {
     const sent: FactRequest[][] = [];
-    const inner = factsFrom(async (asked) => (sent.push(asked), asked.map(() => ({ code: 0, stdout: '{"kind":"List","items":[]}' }))), async () => ({ code: 0, stdout: '', stderr: '' }), () => undefined);
+    const inner = factsFrom(async (asked) => (sent.push(asked), asked.map(() => ({ code: 0, stdout: '{"kind":"List","items":[]}' }))), async () => { throw new Error('no wait here'); }, () => undefined);
     const facts = coalescedFacts(inner);
     const [rbac, nodes] = await Promise.all([
-      facts.batch([getObjects(['clusterrole/x', 'clusterrolebinding/x'])]),
-      facts.batch([getObjects(['nodes/node-0', 'nodes/node-1'])]),
+      facts.batch([clusterObjects.ask(['clusterrole/x', 'clusterrolebinding/x'])]),
+      facts.batch([clusterObjects.ask(['nodes/node-0', 'nodes/node-1'])]),
     ]);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toHaveLength(1);
     const cmd = sent[0]![0]!;
-    expect(cmd.op === 'C' && cmd.cmd.text).toMatch(/kubectl --kubeconfig=\S+ --request-timeout=10s get clusterrole\/x clusterrolebinding\/x nodes\/node-0 nodes\/node-1 -n kube-system -o json --ignore-not-found$/);
+    expect(cmd.op === 'P' && cmd.cmd.text).toMatch(/kubectl --kubeconfig=\S+ --request-timeout=10s get clusterrole\/x clusterrolebinding\/x nodes\/node-0 nodes\/node-1 -n kube-system -o json --ignore-not-found$/);
     expect(rbac).toEqual(nodes);
   });
 });

@@ -5,7 +5,7 @@ import type { Machine } from '../../inventory.ts';
 import { identitiesFor } from '../../certs/identities.ts';
 import { daysUntil, readableCertificate } from '../../certs/inspect.ts';
 import { PKI } from '../../layout.ts';
-import { hardwayFix } from '../fixes.ts';
+import { commandFix, stepsFix } from '../fixes.ts';
 import { certificateFiles, KUBECONFIGS } from '../probes.ts';
 import type { DoctorContext, Finding, MachineEvidence } from '../types.ts';
 
@@ -33,9 +33,9 @@ export function certificateFindings(ctx: DoctorContext, m: Machine, ev: MachineE
     const pkiIsGood = inPki !== undefined && !judge(ctx, { ...s, pem: inPki }, now) && !renewalDue({ ...s, pem: inPki }, now, windowDays);
     // pki/ holds a good one: send it. An expiring (or expired) one in pki/ too: renew it, then send
     // it. Anything else wrong in pki/ is what `up` puts right (certs, kubeconfigs, distribute).
-    const fix = inPki !== s.pem && pkiIsGood ? hardwayFix(ctx, 'distribute', m.hostname)
+    const fix = inPki !== s.pem && pkiIsGood ? stepsFix(ctx, ['distribute'], m.hostname)
       : problem.dueToTime ? renewalFix(ctx, s)
-        : hardwayFix(ctx, 'up', m.hostname);
+        : commandFix(ctx, 'up', m.hostname);
     return [{ machine: m.hostname, check: 'certificates', cause: `${s.what} on ${m.hostname} ${problem.cause}`, evidence: `${s.where}: ${problem.evidence}`, fix }];
   });
 }

@@ -2,10 +2,10 @@
 // worker, a pod route missing or pointing elsewhere, and a node whose pod CIDR in the API is not the
 // subnet of machines.txt. Pure.
 import type { Machine } from '../../inventory.ts';
-import { podRoutes } from '../../render/routes.ts';
-import { parseRoutes } from '../../steps/support/routes.ts';
+import { missingPodRoutes } from '../../render/routes.ts';
+import { parseRoutes } from '../../probes/network.ts';
 import { WORKER_SYSCTLS } from '../../steps/support/components.ts';
-import { hardwayFix, workerStepFix } from '../fixes.ts';
+import { stepsFix } from '../fixes.ts';
 import type { ApiEvidence, DoctorContext, Finding, MachineEvidence } from '../types.ts';
 
 /** br_netfilter's sysctls and ip_forward on a worker, each wanted at 1. */
@@ -19,7 +19,7 @@ export function sysctlFindings(ctx: DoctorContext, m: Machine, ev: MachineEviden
   const bridge = off.filter(([k]) => k.startsWith('net.bridge.'));
   const forward = off.filter(([k]) => k === 'net.ipv4.ip_forward');
   const evidence = (list: [string, string][]) => list.map(([k, v]) => `sysctl ${k}: ${v || '(no such key: br_netfilter not loaded)'}`).join('; ');
-  const fix = workerStepFix(ctx, 'worker-os', m.hostname);
+  const fix = stepsFix(ctx, ['worker-os'], m.hostname);
   return [
     ...(bridge.length ? [{
       machine: m.hostname, check: 'netfilter' as const, fix, evidence: evidence(bridge),
@@ -36,14 +36,14 @@ export function sysctlFindings(ctx: DoctorContext, m: Machine, ev: MachineEviden
 export function routeFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
   if (!ev.probes.routes) return [];
   const live = parseRoutes(ev.probes.routes.stdout);
-  const missing = podRoutes(ctx.inventory, m).filter((r) => !live.some((l) => l.dst === r.subnet && l.via === r.via));
+  const missing = missingPodRoutes(ctx.inventory, m, live);
   if (missing.length === 0) return [];
   const shown = missing.map((r) => {
     const other = live.find((l) => l.dst === r.subnet);
     return other ? `${r.subnet} goes via ${other.via ?? 'a device'}, want via ${r.via} (${r.worker})` : `no route to ${r.subnet} via ${r.via} (${r.worker})`;
   });
   return [{
-    machine: m.hostname, check: 'routes', fix: hardwayFix(ctx, 'routes', m.hostname),
+    machine: m.hostname, check: 'routes', fix: stepsFix(ctx, ['routes'], m.hostname),
     cause: `${m.hostname} has no route to the pods of ${missing.map((r) => r.worker).join(', ')}: nodes stay Ready, but pod-to-pod traffic and Services with endpoints there time out`,
     evidence: `ip -4 route show: ${shown.join('; ')}`,
   }];

@@ -8,7 +8,7 @@ import { COREDNS_IMAGE, imagesDir } from '../../images/names.ts';
 import type { Machine } from '../../inventory.ts';
 import { WORKER } from '../../layout.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../../dns/manifest.ts';
-import { hardwayFix, projectFix, workerStepFix } from '../fixes.ts';
+import { stepsFix } from '../fixes.ts';
 import { KUBELET_DNS_PROBE } from '../probes.ts';
 import type { ApiEvidence, DoctorContext, Finding, MachineEvidence } from '../types.ts';
 
@@ -51,7 +51,7 @@ export function kubeletDnsFindings(ctx: DoctorContext, m: Machine, ev: MachineEv
       cause: `the kubelet on ${m.hostname} gives pods ${clusterDns.length ? clusterDns.join(', ') : 'no cluster DNS server'} to ask for names, but the kube-dns Service is at ${want}: ` +
         'Services cannot be found by name from pods there (pods started before the fix keep their old settings until they are made anew)',
       evidence: `${WORKER.kubeletConfig}: clusterDNS ${clusterDns.length ? clusterDns.join(', ') : '(none)'}`,
-      fix: workerStepFix(ctx, 'kubelet', m.hostname),
+      fix: stepsFix(ctx, ['kubelet'], m.hostname),
     });
   }
   const dns = parseKubeletDns(ev.probes[KUBELET_DNS_PROBE]?.stdout ?? '');
@@ -66,7 +66,7 @@ export function kubeletDnsFindings(ctx: DoctorContext, m: Machine, ev: MachineEv
         (drift ? `; hardway gives the kubelet ${hardways}, and the fix also replaces the CoreDNS pods that crash`
           : `; point ${dns.file} at the network's resolvers${dns.resolved ? '' : ' (or run systemd-resolved: hardway then gives the kubelet its /run/systemd/resolve/resolv.conf)'}`),
       evidence: `${WORKER.kubeletConfig}: resolvConf ${dns.file}; ${dns.file}: ${dns.nameservers.map((n) => `nameserver ${n}`).join(', ')}`,
-      fix: drift ? projectFix(ctx, 'up --only kubelet --only dns') : null,
+      fix: drift ? stepsFix(ctx, ['kubelet', 'dns']) : null,
     });
   }
   return found;
@@ -85,11 +85,11 @@ export function corednsFindings(ctx: DoctorContext, api: ApiEvidence, found: Fin
   const down = `nothing answers at ${inv.clusterDnsIp}, so no pod finds a Service by its name`;
   if (!deployment) {
     return [{ machine: cp, check: 'dns', cause: `the CoreDNS Deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} does not exist: ${down}`,
-      evidence: `${api.command}: no deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT}`, fix: hardwayFix(ctx, 'dns', cp) }];
+      evidence: `${api.command}: no deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT}`, fix: stepsFix(ctx, ['dns'], cp) }];
   }
   if (deployment.replicas === 0) {
     return [{ machine: cp, check: 'dns', cause: `CoreDNS is scaled to 0 replicas: ${down}`,
-      evidence: `${api.command}: deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} replicas 0`, fix: hardwayFix(ctx, 'dns', cp) }];
+      evidence: `${api.command}: deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} replicas 0`, fix: stepsFix(ctx, ['dns'], cp) }];
   }
   return api.podProblems.filter((p) => p.namespace === DNS_NAMESPACE && p.labels['k8s-app'] === 'kube-dns').flatMap((p): Finding[] => {
     const machine = p.node || cp;
@@ -102,7 +102,7 @@ export function corednsFindings(ctx: DoctorContext, api: ApiEvidence, found: Fin
     const where = p.node ? ` on ${p.node}` : '';
     if (p.trouble === 'crash-loop') {
       const loop = /Loop \(.*\) detected/.test(p.why);
-      return [{ machine, check: 'dns', evidence, fix: hardwayFix(ctx, 'dns', cp),
+      return [{ machine, check: 'dns', evidence, fix: stepsFix(ctx, ['dns'], cp),
         cause: loop
           ? `CoreDNS pod ${p.name}${where} forwards to itself (its loop plugin stopped it): it still has the resolver file its node gave it when it started; a new pod gets the node's file as it is now`
           : `CoreDNS pod ${p.name}${where} crash-loops; a new pod starts with the ConfigMap and the node's resolver file as they are now` }];
@@ -111,7 +111,7 @@ export function corednsFindings(ctx: DoctorContext, api: ApiEvidence, found: Fin
       const built = existsSync(join(imagesDir(inv.dir), 'coredns.tar'));
       return [{ machine, check: 'dns', evidence,
         cause: `CoreDNS pod ${p.name}${where} cannot start: ${COREDNS_IMAGE} is not on the node (it is built offline${built ? ' and is in images/: load it' : ': build it, then run "hardway images"'})`,
-        fix: built ? hardwayFix(ctx, 'images', machine) : projectFix(ctx, 'build-images') }];
+        fix: built ? stepsFix(ctx, ['images'], machine) : `hardway build-images${ctx.projectArgs}` }];
     }
     return [{ machine, check: 'dns', evidence, fix: null, cause: `CoreDNS pod ${p.name}${where} does not run (${p.trouble}): ${p.why}` }];
   });

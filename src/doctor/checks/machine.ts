@@ -4,9 +4,9 @@ import type { Machine } from '../../inventory.ts';
 import { WORKER } from '../../layout.ts';
 import { hostsBlock } from '../../render/hosts.ts';
 import { cloudInitFacts } from '../../steps/pin-hosts-text.ts';
-import { parseServiceStates } from '../../steps/support/inspect.ts';
-import { resolvedAddresses } from '../../steps/support/names.ts';
-import { hardwayFix, serviceFix, unreachableFix, workerStepFix } from '../fixes.ts';
+import { parseServiceStates } from '../../probes/systemd.ts';
+import { resolvedAddresses } from '../../probes/names.ts';
+import { serviceFix, stepsFix, unreachableFix } from '../fixes.ts';
 import { servicesOf } from '../probes.ts';
 import type { Check, DoctorContext, Finding, MachineEvidence } from '../types.ts';
 
@@ -46,7 +46,7 @@ export function serviceFindings(ctx: DoctorContext, m: Machine, ev: MachineEvide
       cause: `${s} is ${active} on ${m.hostname}` + (both ? ', and the kubelet, whose unit requires it, stopped with it' : ''),
       evidence: `systemctl show ${s}: ActiveState=${state?.active || '?'}` + (last ? `; journalctl -u ${s}: ${last}` : '') +
         (both ? `; systemctl show kubelet: ActiveState=${states.get('kubelet')?.active || '?'}` : ''),
-      fix: both ? hardwayFix(ctx, 'bootstrap-workers --only containerd --only kubelet', m.hostname) : serviceFix(ctx, s, m.hostname),
+      fix: both ? stepsFix(ctx, ['containerd', 'kubelet'], m.hostname) : serviceFix(ctx, s, m.hostname),
     };
   });
 }
@@ -85,7 +85,7 @@ export function nameFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence
     ...(shown ? [`getent hosts ${shown.n}: ${shown.got ? `${shown.got} ${shown.n}` : '(no answer)'}`] : []),
     ...(template.ok ? [] : [template.evidence]),
   ].join('; ');
-  return [{ machine: m.hostname, check: 'names', cause, evidence, fix: hardwayFix(ctx, 'pin-hosts', m.hostname) }];
+  return [{ machine: m.hostname, check: 'names', cause, evidence, fix: stepsFix(ctx, ['pin-hosts'], m.hostname) }];
 }
 
 /** Whether cloud-init's hosts template for this machine's distribution still holds exactly hardway's block. */
@@ -119,7 +119,7 @@ export function cniFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence)
   if (m.role !== 'worker') return [];
   const want = ctx.rendered[m.hostname] ?? {};
   const paths = [WORKER.cniBridgeConf, WORKER.cniLoopbackConf].filter((p) => want[p] !== undefined && p in ev.files);
-  const fix = workerStepFix(ctx, 'cni', m.hostname);
+  const fix = stepsFix(ctx, ['cni'], m.hostname);
   const missing = paths.filter((p) => ev.files[p] === null);
   // containerd takes the first config it finds as the pod network, so the loopback config alone
   // still reads as "network ready": pods then start without one.

@@ -2,7 +2,7 @@
 // through the mirrors that never looks at the node's image cache. Pure.
 import type { Machine } from '../../inventory.ts';
 import { WORKER } from '../../layout.ts';
-import { workerStepFix } from '../fixes.ts';
+import { stepsFix } from '../fixes.ts';
 import { CACHED_PROBE, pullProbe } from '../probes.ts';
 import { REGISTRY_HOSTNAME } from '../../lab/registry.ts';
 import type { DoctorContext, Finding, MachineEvidence } from '../types.ts';
@@ -11,7 +11,7 @@ import type { DoctorContext, Finding, MachineEvidence } from '../types.ts';
 export function registryFileFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
   if (m.role !== 'worker') return [];
   const want = ctx.rendered[m.hostname] ?? {};
-  const fix = workerStepFix(ctx, 'containerd', m.hostname);
+  const fix = stepsFix(ctx, ['containerd'], m.hostname);
   return Object.keys(want).filter((p) => p === WORKER.containerdConfig || p.startsWith(`${WORKER.containerdCertsDir}/`)).flatMap((path): Finding[] => {
     if (!(path in ev.files) || ev.files[path] === want[path]) return [];
     const missing = ev.files[path] === null;

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { CommandError, InputError } from '../../errors.ts';
 import { loadInventory, type Machine } from '../../inventory.ts';
-import { openTransport } from '../../transport/index.ts';
+import { hostConnector } from '../../transport/index.ts';
 import { localKubectl } from '../../steps/support/api.ts';
 import type { Transport } from '../../transport/types.ts';
 import { runningPid } from '../boot.ts';
@@ -45,7 +45,8 @@ export async function labBreak(req: BreakRequest, paths: LabPaths, progress: Pro
   }
   let transport: Transport | undefined;
   let apiTransport: Transport | undefined;
-  const connected = async () => (transport ??= await openTransport(machine, inventory.settings.ssh, { dir }));
+  const connect = hostConnector(inventory, { dir });
+  const connected = async () => (transport ??= await connect({ name: machine.hostname, machine }));
   const cp = inventory.controlPlanes[0]!;
   const env: BreakEnv = {
     inventory,
@@ -57,7 +58,7 @@ export async function labBreak(req: BreakRequest, paths: LabPaths, progress: Pro
     },
     async kubectl(args) {
       const cmd = localKubectl(args, 30);
-      const r = await (apiTransport ??= await openTransport(cp, inventory.settings.ssh, { dir })).exec(cmd);
+      const r = await (apiTransport ??= await connect({ name: cp.hostname, machine: cp })).exec(cmd);
       if (r.code !== 0) throw new CommandError(cp.hostname, cmd.text, r.code, r.stderr, r.stdout);
       return r.stdout;
     },

@@ -2,6 +2,9 @@
 // grew from describe, made for real on one machine. None is undone by `lab break`: the way back is
 // the command `hardway doctor` names (each row says which, for the tests and for the README).
 import { readFileSync } from 'node:fs';
+import { commandFor } from '../../command-table.ts';
+import type { Check } from '../../doctor/types.ts';
+import type { StepName } from '../../steps/index.ts';
 import { FailureError } from '../../errors.ts';
 import { join } from 'node:path';
 import type { Inventory, Machine, Role } from '../../inventory.ts';
@@ -29,6 +32,16 @@ export interface BreakEnv {
   reboot(): Promise<void>;
 }
 
+/** What the fix of a scenario runs: steps (on the broken machine, or `everywhere` they run), or the lab's start of the machine. */
+export type ScenarioFix = { steps: StepName[]; everywhere?: boolean } | { lab: 'start' };
+
+/** The command line of a scenario's fix for the machine it broke, in lab `lab`, from the command table. */
+export function scenarioFix(s: Scenario, machine: string, lab: string): string {
+  const fix = s.doctor.fix;
+  if ('lab' in fix) return `hardway lab ${fix.lab} ${machine} --name ${lab}`;
+  return commandFor(fix.steps, fix.everywhere ? {} : { node: machine });
+}
+
 /** One fault. */
 export interface Scenario {
   name: string;
@@ -40,8 +53,8 @@ export interface Scenario {
   roles: Role[];
   /** Needs the lab's registry machine (`lab up --registry`). */
   registry?: boolean;
-  /** The check doctor names first, and the fix it suggests (with NODE for the machine): the tests hold both to it. */
-  doctor: { check: string; fix: string };
+  /** The check doctor names first, and what its fix runs: the tests hold doctor to both (scenarioFix says the line). */
+  doctor: { check: Check; fix: ScenarioFix };
   /** Makes the fault; returns what it did, one line per change. */
   apply(env: BreakEnv): Promise<string[]>;
 }
@@ -62,7 +75,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: 'stops the machine, as a crashed or powered-off VM',
     sees: 'the node turns NotReady after the controller manager\'s grace period (about 40 s); its pods stay listed until their 300 s toleration ends',
     roles: ['worker'],
-    doctor: { check: 'ssh', fix: 'hardway lab start NODE --name LAB' },
+    doctor: { check: 'ssh', fix: { lab: 'start' } },
     async apply(env) {
       await env.stop();
       return [`stopped ${env.machine.hostname}`];
@@ -73,7 +86,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: "removes hardway's block from cloud-init's hosts template, then reboots: cloud-init rewrites /etc/hosts without the cluster's names",
     sees: 'the node turns NotReady (a new machine would never register: "0 nodes"); it looks like a network or CNI problem, and is /etc/hosts',
     roles: ['worker', 'control-plane'],
-    doctor: { check: 'names', fix: 'hardway pin-hosts --node NODE' },
+    doctor: { check: 'names', fix: { steps: ['pin-hosts'] } },
     async apply(env) {
       await env.upload(TEMPLATE, withoutBlock(await env.exec(sh`cat ${TEMPLATE}`)), 0o644);
       await env.reboot();
@@ -86,7 +99,7 @@ export const SCENARIOS: Scenario[] = [
     sees: `pods of ${CACHED_IMAGE} still start there (cached, IfNotPresent): only a new image, or imagePullPolicy Always, fails with ErrImagePull on that node`,
     roles: ['worker'],
     registry: true,
-    doctor: { check: 'registry', fix: 'hardway bootstrap-workers --only containerd --node NODE' },
+    doctor: { check: 'registry', fix: { steps: ['containerd'] } },
     async apply(env) {
       const file = `${registryDir(LAB_REGISTRY_NAME)}/hosts.toml`;
       await env.exec(sh`PATH=$PATH:${WORKER.bin}; ctr -n k8s.io images pull --hosts-dir ${WORKER.containerdCertsDir} ${CACHED_IMAGE} >/dev/null`);
@@ -99,7 +112,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: "deletes the machine's routes to the other workers' pod subnets",
     sees: 'every node stays Ready; pods there cannot reach pods on other nodes, and Services whose endpoints are elsewhere time out',
     roles: ['worker', 'control-plane'],
-    doctor: { check: 'routes', fix: 'hardway routes --node NODE' },
+    doctor: { check: 'routes', fix: { steps: ['routes'] } },
     async apply(env) {
       const routes = podRoutes(env.inventory, env.machine);
       for (const r of routes) await env.exec(sh`ip route del ${r.subnet} via ${r.via}`);
@@ -111,7 +124,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: 'turns bridged traffic off for iptables (net.bridge.bridge-nf-call-iptables/ip6tables = 0), as an unloaded br_netfilter does',
     sees: 'the node stays Ready and pods run; a Service reached from a pod on the same node as its endpoint answers only by chance',
     roles: ['worker'],
-    doctor: { check: 'netfilter', fix: 'hardway bootstrap-workers --only worker-os --node NODE' },
+    doctor: { check: 'netfilter', fix: { steps: ['worker-os'] } },
     async apply(env) {
       await env.exec(sh`sysctl -q -w ${BRIDGE_SYSCTLS.map((k) => `${k}=0`)}`);
       return BRIDGE_SYSCTLS.map((k) => `set ${k}=0`);
@@ -122,7 +135,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: 'stops containerd',
     sees: "the kubelet stops with it (its unit requires containerd's) and the node turns NotReady after the grace period; running containers keep running, nothing new starts",
     roles: ['worker'],
-    doctor: { check: 'containerd', fix: 'hardway bootstrap-workers --only containerd --only kubelet --node NODE' },
+    doctor: { check: 'containerd', fix: { steps: ['containerd', 'kubelet'] } },
     async apply(env) {
       await env.exec(sh`systemctl stop containerd`);
       return ['stopped containerd'];
@@ -133,7 +146,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: `deletes the CNI configs ${WORKER.cniBridgeConf} and ${WORKER.cniLoopbackConf}`,
     sees: 'the node turns NotReady (network plugin not ready: cni config uninitialized); new pods there stay ContainerCreating',
     roles: ['worker'],
-    doctor: { check: 'cni', fix: 'hardway bootstrap-workers --only cni --node NODE' },
+    doctor: { check: 'cni', fix: { steps: ['cni'] } },
     async apply(env) {
       // Both: containerd would take the loopback config alone for the pod network and stay "ready".
       const files = [WORKER.cniBridgeConf, WORKER.cniLoopbackConf];
@@ -146,7 +159,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: "reissues the kubelet's certificate with the project's real CA, already expired, installs it (kubelet.crt and its kubeconfig) and restarts the kubelet",
     sees: 'the node turns NotReady; the kubelet\'s journal says Unauthorized or "certificate has expired"; logs and exec to pods there fail',
     roles: ['worker'],
-    doctor: { check: 'certificates', fix: 'hardway distribute --node NODE' },
+    doctor: { check: 'certificates', fix: { steps: ['distribute'] } },
     async apply(env) {
       const pki = (p: string) => readFileSync(join(env.inventory.dir, p), 'utf8');
       const own = PKI.machine(env.machine.hostname, 'kubelet');
@@ -163,7 +176,8 @@ export const SCENARIOS: Scenario[] = [
     breaks: `points the kubelet's resolvConf at a local stub resolver (${STUB_RESOLV_CONF}: nameserver 127.0.0.53, as systemd-resolved's), then restarts the kubelet and the CoreDNS pods on the node`,
     sees: 'the CoreDNS pod there crash-loops, its log says "Loop (127.0.0.1:... -> :53) detected"; the other replica keeps answering until it meets the same trap',
     roles: ['worker'],
-    doctor: { check: 'kubelet-dns', fix: 'hardway up --only kubelet --only dns' },
+    // The kubelet on the node and the CoreDNS pods from the control plane: on every machine they target.
+    doctor: { check: 'kubelet-dns', fix: { steps: ['kubelet', 'dns'], everywhere: true } },
     async apply(env) {
       await env.upload(STUB_RESOLV_CONF, STUB_CONTENT, 0o644);
       const restarted = Number(await env.exec(sh`sed -i ${`s|^resolvConf: .*|resolvConf: "${STUB_RESOLV_CONF}"|`} ${WORKER.kubeletConfig} && systemctl restart kubelet && date +%s`));
@@ -192,7 +206,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: 'scales the CoreDNS Deployment to 0 replicas, as a mistaken `kubectl scale` or a deleted add-on does',
     sees: 'every node stays Ready and pods run; nothing in a pod finds a Service by its name (nslookup kubernetes.default times out), while addresses still work',
     roles: ['control-plane'],
-    doctor: { check: 'dns', fix: 'hardway dns --node NODE' },
+    doctor: { check: 'dns', fix: { steps: ['dns'] } },
     async apply(env) {
       await env.kubectl(sh`scale deployment coredns -n kube-system --replicas=0`);
       return ['scaled deployment kube-system/coredns to 0 replicas'];

@@ -7,6 +7,6 @@ import { sh, type Command } from '../../shell.ts';
 export const localKubectl = (args: Command, timeoutS = 5): Command => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=${`${timeoutS}s`} ${args}`;
 
 /** Waits up to `timeoutS` for the local API server's /readyz; prints the last error on failure. Ends the shell (exit). */
-export function waitApi(timeoutS: number): Command {
+export function waitApiCommand(timeoutS: number): Command {
   return sh`for i in $(seq ${timeoutS}); do out=$(${localKubectl(sh`get --raw=/readyz`)} 2>&1) && exit 0; [ "$i" -lt ${timeoutS} ] && sleep 1; done; echo "$out" >&2; exit 1`;
 }

@@ -1,4 +1,4 @@
-// The services each kind of machine runs: the steps install them, verify checks them.
+// The services each kind of machine runs: the steps install them, verify and doctor check them.
 
 /** The control-plane services, in start order. */
 export const CONTROL_PLANE_SERVICES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;

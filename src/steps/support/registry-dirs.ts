@@ -6,19 +6,13 @@ import type { ProbeResult } from '../../engine/facts.ts';
 import type { ExecChange } from '../../engine/types.ts';
 import { FailureError } from '../../errors.ts';
 import { WORKER } from '../../layout.ts';
-import { HOSTS_TOML_MARKER, MIRROR_CA_FILE, registryOfDir } from '../../render/registries.ts';
+import { MIRROR_CA_FILE, registryOfDir } from '../../render/registries.ts';
 import { sh } from '../../shell.ts';
-
-/**
- * Lists every entry of each certs.d directory whose hosts.toml starts with the marker, one
- * `<dir>/<name>` per line (nothing when certs.d does not exist). Reads only; no process per directory.
- */
-export const MARKED_REGISTRY_DIRS_PROBE = sh`cd ${WORKER.containerdCertsDir} 2>/dev/null || exit 0; for d in *; do [ -f "$d/hosts.toml" ] || continue; first=; IFS= read -r first < "$d/hosts.toml"; case $first in ${HOSTS_TOML_MARKER}*) for f in "$d"/*; do printf '%s\\n' "$f"; done ;; esac; done`;
 
 // A directory or file name as containerd's hosts lookup could use it (never "." or "..": the glob skips dot names).
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9._:-]*$/;
 
-/** The marked directories found by MARKED_REGISTRY_DIRS_PROBE, each with the names in it. */
+/** The marked directories found by the marked-registry-dirs probe, each with the names in it. */
 export function parseMarkedDirs(listing: ProbeResult): Map<string, string[]> {
   if (listing.code !== 0) {
     throw new FailureError(`could not list ${WORKER.containerdCertsDir} (exit ${listing.code})`, `check that ${WORKER.containerdCertsDir} is readable by the SSH user`);

@@ -20,7 +20,7 @@ import { asOneCommand, routeChanges } from '../routes.ts';
 import type { ServiceState } from './inspect.ts';
 import { CONTAINERD_STATE, ETCD_DATA, FSTAB_SWAP_NOTE, SWAP_MASK_RECORD as SWAP_MASK, type Installed } from './installed.ts';
 import { staleRegistryChanges } from './registry-dirs.ts';
-import type { LiveRoute } from './routes.ts';
+import type { LiveRoute } from '../../probes/network.ts';
 
 /**
  * Stops every pod and container while containerd runs: a shell program in a file of its own, its

@@ -5,7 +5,7 @@ import { sh, type Command } from '../../shell.ts';
 import type { ServiceState } from './inspect.ts';
 import type { Change } from '../../engine/types.ts';
 import { ANY } from '../../layout.ts';
-import { waitApi } from './api.ts';
+import { waitApiCommand } from './api.ts';
 
 /** A file a step manages and the services that must restart when it changes. */
 export interface ServiceInput {
@@ -162,7 +162,7 @@ export function withRestarts(states: Map<string, ServiceState>, inputs: ServiceI
   // A restarted API server must answer again before this machine is done (and, in a rolling
   // restart, before the next control-plane machine restarts its own).
   const api = services.includes('kube-apiserver') && opts.apiTimeoutS !== undefined;
-  const cmd = api ? sh`${restart} && if systemctl is-active --quiet kube-apiserver; then ${waitApi(opts.apiTimeoutS!)}; fi` : restart;
+  const cmd = api ? sh`${restart} && if systemctl is-active --quiet kube-apiserver; then ${waitApiCommand(opts.apiTimeoutS!)}; fi` : restart;
   const reason = `inputs changed for ${services.join(', ')} (restarted if running${api ? '; then the API server ready (/readyz)' : ''})`;
   return [...markRestartsDue(running), ...planned, { kind: 'exec', cmd, reason }];
 }

@@ -3,11 +3,10 @@
 // kubelet and kube-proxy are each one such step, so each reruns alone and each checks only the
 // binaries it needs.
 import type { DesiredFile } from '../../engine/desired.ts';
-import type { ProbeResult } from '../../engine/facts.ts';
+import type { ProbeAnswer, ProbeRequest } from '../../probes/probe.ts';
 import type { Change, ChangeStep, StepContext } from '../../engine/types.ts';
 import type { WorkerComponentName } from '../../render/types.ts';
 import { WORKER } from '../../layout.ts';
-import type { Command } from '../../shell.ts';
 import { binaryFiles, cniPluginFiles, hasBinary } from './binaries.ts';
 import { renderedFor } from './rendered.ts';
 import { withServiceChanges } from './services.ts';
@@ -32,7 +31,7 @@ export interface WorkerComponent {
    * registries gone from cluster.yaml): a probe asked in the same inspection, and the changes that
    * remove them, given its answer and the paths the component installs now.
    */
-  leftovers?: { probe: Command; changes(answer: ProbeResult, installed: readonly string[]): Change[] };
+  leftovers?: { probe: ProbeRequest<ProbeAnswer>; changes(answer: ProbeAnswer, installed: readonly string[]): Change[] };
 }
 
 /** Builds the step for a worker component. */
@@ -49,7 +48,7 @@ export function workerComponentStep(c: WorkerComponent): ChangeStep {
       // Which files a component has does not depend on the machine's facts, only their content does.
       const paths = renderedFor(inventory, machine, c.name).files.map((f) => f.path);
       const services = c.service ? [c.service] : [];
-      const probes: Record<string, Command> = c.leftovers ? { leftovers: c.leftovers.probe } : {};
+      const probes: Record<string, ProbeRequest<ProbeAnswer>> = c.leftovers ? { leftovers: c.leftovers.probe } : {};
       const found = await inspect(facts, [...binaries.map((b) => b.path), ...paths], [...services, RESOLVED_SERVICE], probes);
       const rendered = renderedFor(inventory, machine, c.name, workerRenderOptions(inventory, found.services.get(RESOLVED_SERVICE)?.active));
       const removals = c.leftovers ? c.leftovers.changes(found.probes.leftovers!, paths) : [];

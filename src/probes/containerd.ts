@@ -1,0 +1,42 @@
+// Probes of containerd: the images its Kubernetes namespace holds, the registry directories
+// hardway wrote, and a test pull through the mirrors that bypasses the node's image cache.
+import { WORKER } from '../layout.ts';
+import { HOSTS_TOML_MARKER } from '../render/registries.ts';
+import { sh } from '../shell.ts';
+import { probe } from './probe.ts';
+
+/** The namespace of containerd that the kubelet's CRI uses. */
+export const CRI_NAMESPACE = 'k8s.io';
+
+/** containerd's client, where hardway installs it. */
+export const CTR = `${WORKER.bin}/ctr`;
+
+/** Image name -> target digest, from `ctr images ls` (REF TYPE DIGEST SIZE PLATFORMS LABELS). */
+export function parseImageList(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const [ref, , digest] = line.trim().split(/\s+/);
+    if (!ref || ref === 'REF' || !digest || !/^sha256:[0-9a-f]{64}$/.test(digest)) continue;
+    out.set(ref, digest);
+  }
+  return out;
+}
+
+/** What containerd's k8s.io namespace holds: the raw answer of `ctr images ls` (read with parseImageList). */
+export const images = probe('images', () => sh`${CTR} -n ${CRI_NAMESPACE} images ls`);
+
+/** The names of the images in the node's cache (containerd's k8s.io namespace). */
+export const cachedImageNames = probe('cached-image-names', () => sh`PATH=$PATH:${WORKER.bin}; ctr -n ${CRI_NAMESPACE} images ls -q`);
+
+/**
+ * A fetch of `image`'s manifest from the registry itself (through the mirrors of certs.d), never
+ * from the node's image cache; it goes to /dev/null, nothing is stored.
+ */
+export const testPull = probe('test-pull', (image: string) => sh`PATH=$PATH:${WORKER.bin}; timeout 10 ctr content fetch-object --hosts-dir ${WORKER.containerdCertsDir} ${image} 2>&1 >/dev/null`);
+
+/**
+ * Every entry of each certs.d directory whose hosts.toml starts with hardway's marker, one
+ * `<dir>/<name>` per line (nothing when certs.d does not exist). No process per directory.
+ */
+export const markedRegistryDirs = probe('marked-registry-dirs', () =>
+  sh`cd ${WORKER.containerdCertsDir} 2>/dev/null || exit 0; for d in *; do [ -f "$d/hosts.toml" ] || continue; first=; IFS= read -r first < "$d/hosts.toml"; case $first in ${HOSTS_TOML_MARKER}*) for f in "$d"/*; do printf '%s\\n' "$f"; done ;; esac; done`);

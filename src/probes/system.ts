@@ -1,0 +1,47 @@
+// Probes of the operating system: packages, swap, kernel settings, files and directories as the
+// steps that install or remove them need to know, and the machine's clock.
+import { sh } from '../shell.ts';
+import { probe } from './probe.ts';
+
+/** Debian packages that are installed, of those named (one dpkg-query for all). */
+export const installedPackages = probe('installed-packages', (packages: readonly string[]) => sh`dpkg-query -W -f='\${Package} \${Status}\\n' ${packages} 2>/dev/null`,
+  (a) => new Set(a.stdout.split('\n').filter((l) => / ok installed$/.test(l)).map((l) => l.split(' ')[0]!)));
+
+/** The swap devices in use. */
+export const swapDevices = probe('swap-devices', () => sh`swapon --noheadings --show=NAME 2>/dev/null`, (a) => a.stdout.split('\n').map((l) => l.trim()).filter(Boolean));
+
+/** How many lines of /etc/fstab mount swap. */
+export const fstabSwapLines = probe('fstab-swap-lines', () => sh`grep -Ec '^[[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]]' /etc/fstab 2>/dev/null`, (a) => Number(a.stdout.trim()) || 0);
+
+/** How many lines of /etc/fstab carry `note` (lines hardway commented out). */
+export const fstabLinesWith = probe('fstab-lines-with', (note: string) => sh`grep -cF -- ${note} /etc/fstab 2>/dev/null`, (a) => Number(a.stdout.trim()) || 0);
+
+/** Whether bridged traffic can be seen by iptables at all (br_netfilter loaded or built in). */
+export const brNetfilterPresent = probe('br-netfilter', () => sh`test -e /proc/sys/net/bridge/bridge-nf-call-iptables && echo present`, (a) => a.stdout.trim() === 'present');
+
+/** The values of kernel settings, in the order asked (a setting that does not exist gives none). */
+export const sysctlValues = probe('sysctl-values', (keys: readonly string[]) => sh`sysctl -n ${keys} 2>/dev/null`, (a) => a.stdout.split('\n').map((l) => l.trim()).filter(Boolean));
+
+/** `KEY = VALUE` lines of kernel settings (a key that does not exist has no line). */
+export const sysctlLines = probe('sysctl-lines', (keys: readonly string[]) => sh`sysctl ${keys} 2>/dev/null; :`);
+
+/** Which of `paths` exist (one `ls -1d`). */
+export const pathsPresent = probe('paths-present', (paths: readonly string[]) => sh`ls -1d -- ${paths} 2>/dev/null; :`, (a) => new Set(a.stdout.split('\n').filter(Boolean)));
+
+/** Every entry of each of `dirs` (one `find`), as paths. */
+export const dirEntries = probe('dir-entries', (dirs: readonly string[]) => sh`find ${dirs} -mindepth 1 -maxdepth 1 2>/dev/null; :`, (a) => a.stdout.split('\n').filter(Boolean));
+
+/** The names in a directory, hidden ones too (none when it does not exist). */
+export const dirNames = probe('dir-names', (dir: string) => sh`ls -1A ${dir} 2>/dev/null; :`, (a) => a.stdout.split('\n').filter(Boolean));
+
+/** The mount points, as /proc/self/mounts escapes them. */
+export const mountPoints = probe('mount-points', () => sh`cut -d ' ' -f 2 /proc/self/mounts`, (a) => a.stdout.split('\n').filter(Boolean));
+
+/** A path's mode in octal ('' when it does not exist). */
+export const pathMode = probe('path-mode', (path: string) => sh`stat -c %a ${path} 2>/dev/null`, (a) => a.stdout.trim());
+
+/** Whether a file is there and executable. */
+export const executable = probe('executable', (path: string) => sh`test -x ${path}`, (a) => a.code === 0);
+
+/** The machine's clock, in seconds since the epoch. */
+export const clock = probe('clock', () => sh`date +%s`);

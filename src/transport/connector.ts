@@ -1,0 +1,31 @@
+// The one way hardway reaches a host, for every command (the engine, doctor, etcd snapshot, lab
+// break): known_hosts, identities, ProxyJump and retries are set up here once per run, and the kind
+// of transport is chosen in one place (hostConnector): SSH to a machine of the inventory, the local
+// transport for the jumpbox. Another kind (say `multipass exec`) is a file of its own in transport/
+// and one line there.
+import type { Inventory, Machine } from '../inventory.ts';
+import { KnownHosts } from './known-hosts.ts';
+import { LocalTransport } from './local.ts';
+import { knownHostsPath, openTransport, type TransportOptions } from './open.ts';
+import type { Transport } from './types.ts';
+
+/** A host to reach: a machine of the inventory, or the jumpbox (no machine). */
+export interface HostToReach {
+  name: string;
+  machine?: Machine;
+}
+
+/** Opens a host's transport, connected; rejects with the transport's error (HostKeyError, AuthError, ConnectError). */
+export type Connect = (host: HostToReach) => Promise<Transport>;
+
+/** How persistently a command tries: the engine retries (default), doctor tries once and briefly (a machine that does not answer is a finding). */
+export const ONE_ATTEMPT: Pick<TransportOptions, 'readyTimeoutMs' | 'retry'> = { readyTimeoutMs: 5_000, retry: { attempts: 1 } };
+
+/**
+ * The connector of a project: one known_hosts for every host of the run, the options of the
+ * command. The kind of transport a host gets is chosen here, and only here.
+ */
+export function hostConnector(inv: Pick<Inventory, 'settings'>, opts: TransportOptions): Connect {
+  const knownHosts = new KnownHosts(knownHostsPath(inv.settings.ssh, opts));
+  return async (host) => (host.machine ? openTransport(host.machine, inv.settings.ssh, opts, knownHosts) : new LocalTransport({ machine: host.name }));
+}

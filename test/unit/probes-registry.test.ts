@@ -1,0 +1,49 @@
+// The registry of probes (src/probes/index.ts): every probe hardway has, each under a name of its
+// own; facts run only the registry's own probes, and the test machine accepts only their names,
+// so what tests allow and what production asks cannot drift apart.
+import { describe, expect, it } from 'vitest';
+import * as cluster from '../../src/probes/cluster.ts';
+import * as containerd from '../../src/probes/containerd.ts';
+import * as etcd from '../../src/probes/etcd.ts';
+import * as kubelet from '../../src/probes/kubelet.ts';
+import * as names from '../../src/probes/names.ts';
+import * as network from '../../src/probes/network.ts';
+import * as system from '../../src/probes/system.ts';
+import * as systemd from '../../src/probes/systemd.ts';
+import { PROBES } from '../../src/probes/index.ts';
+import { probe } from '../../src/probes/probe.ts';
+import { createFacts } from '../../src/engine/facts.ts';
+import { sh } from '../../src/shell.ts';
+import { FakeTransport } from '../fixtures/fake-transport.ts';
+import { LocalTransport } from '../../src/transport/local.ts';
+
+const defined = [cluster, containerd, etcd, kubelet, names, network, system, systemd].flatMap((m) => Object.values(m).filter((v) => typeof v === 'object' && v !== null && 'ask' in v)) as { name: string }[];
+
+describe('the probe registry', () => {
+  it('holds every probe defined in src/probes/, each under a name of its own', () => {
+    expect(defined.length).toBeGreaterThan(30);
+    expect(new Set(defined.map((p) => p.name)).size).toBe(defined.length);
+    expect([...PROBES.keys()].sort()).toEqual(defined.map((p) => p.name).sort());
+  });
+
+  it('facts refuse a probe made outside the registry, even under a registered name, before anything runs', async () => {
+    const t = new LocalTransport({ machine: 'jumpbox' });
+    const facts = createFacts(t);
+    const stray = probe('routes', () => sh`touch /tmp/should-never-run`);
+    await expect(facts.batch([stray.ask()])).rejects.toThrow('"routes" is not a probe of hardway\'s registry');
+    await expect(facts.ask({ x: probe('elsewhere', () => sh`true`).ask() })).rejects.toThrow('"elsewhere" is not a probe');
+    // The registry's own run.
+    const { up } = await facts.ask({ up: system.clock.ask() });
+    expect(Number(up.stdout)).toBeGreaterThan(1_700_000_000);
+  });
+
+  it('the test machine answers only names of the registry', async () => {
+    const fake = new FakeTransport('node-0');
+    const madeUp = probe('made-up', () => sh`hostname`);
+    // Facts told to accept it send it; the machine refuses it by name.
+    const open = createFacts(fake, undefined, { probes: new Map([['made-up', madeUp]]) });
+    await expect(open.ask({ x: madeUp.ask() })).rejects.toThrow('asked "made-up", which is not a probe of the registry');
+    const facts = createFacts(fake);
+    expect(await facts.ask({ h: names.hostname.ask() })).toEqual({ h: 'node-0' });
+  });
+});
