@@ -98,6 +98,31 @@ describe('dns step', () => {
     expect([...t.state.objects.keys()]).toEqual(['clusterrole/system:coredns']);
   });
 
+  describe('after applying, verify waits for the rollout', () => {
+    const verifyOn = async (t: ReturnType<typeof debianMachine>, pods: Record<string, unknown>[]) => {
+      t.handlers.push([/rollout status deployment\/coredns -n kube-system --timeout=60s/, () => ({ code: 1, stdout: 'error: timed out waiting for the condition\n', stderr: '' })]);
+      t.state.dnsPods = pods;
+      const lines: string[] = [];
+      const log = { info: (l: string) => void lines.push(l), debug: () => undefined };
+      const facts = (await import('../../src/engine/facts.ts')).createFacts(t);
+      const run = dnsStep.verify!({ host: 'server', machine: server(), inventory: inv, facts, options: stepOptions(), log, applied: [{ kind: 'exec', cmd: { text: 'x' } as never, reason: 'r' }] });
+      return { run, lines };
+    };
+    const pending = (why: string) => ({ metadata: { name: 'coredns-x', namespace: 'kube-system' }, spec: {}, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: why }] } });
+
+    it('pods that wait for a Ready node are no failure of the add-on (verify waits for the nodes and DNS)', async () => {
+      const { run, lines } = await verifyOn(debianMachine('server'), [pending("0/2 nodes are available: 2 node(s) had taint {node.kubernetes.io/not-ready: }, that the pod didn't tolerate.")]);
+      await expect(run).resolves.toBeUndefined();
+      expect(lines.join('\n')).toMatch(/^CoreDNS waits for a Ready node \(Unschedulable: 0\/2 nodes are available/);
+    });
+
+    it('any other reason fails, naming each pod and, for the offline image, what builds and loads it', async () => {
+      const pulling = { metadata: { name: 'coredns-y', namespace: 'kube-system' }, spec: { nodeName: 'node-0' }, status: { phase: 'Pending', containerStatuses: [{ name: 'coredns', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'failed to pull localhost/hardway/coredns:1.8.3' } } }] } };
+      const { run } = await verifyOn(debianMachine('server'), [pending('0/2 nodes are available: 2 Insufficient cpu.'), pulling]);
+      await expect(run).rejects.toThrow(/CoreDNS did not become available within 60s: error: timed out waiting for the condition\n  - coredns-x on no node: Unschedulable: 0\/2 nodes are available: 2 Insufficient cpu\.\n  - coredns-y on node-0: ErrImagePull/);
+    });
+  });
+
   it('without a running API server: a dry run says it applies once the API answers; a real run names what to run first', async () => {
     const t = debianMachine('server');
     const dry = await planOn(dnsStep, inv, server(), t, stepOptions({ dryRun: true }));
