@@ -55,4 +55,4 @@ if (run.ok) {
 } else {
   line('Not everything could run: see the reasons above. Fix the cause and rerun; every step keeps what is right.');
 }
-line(`Look around: cd ${dir} && hardway lab ssh node-0   |   hardway verify   |   hardway lab down --name demo`);
+line(`Look around: cd ${dir} && hardway lab ssh node-0   |   hardway verify   |   hardway lab down --name demo --yes`);

@@ -1,13 +1,20 @@
 // The shape of an entry of the command table (src/commands/index.ts), and how a remote command's
 // step sequence becomes the engine's order: steps in sequence, lanes side by side.
-import type { CliCommand } from '../cli/command.ts';
+import type { CommandModule, Example } from '../cli/command.ts';
 import type { StepName } from '../steps/index.ts';
 
-/** A command that runs on this machine only (its own module). */
+/** A heading of the top-level help: the commands of one kind. */
+export interface CommandGroup {
+  key: 'machines' | 'project' | 'cluster' | 'day-two';
+  title: string;
+}
+
+/** A command that runs on this machine only (its own module, which holds its options and examples). */
 export interface LocalCommandEntry {
   name: string;
   summary: string;
-  load: () => Promise<CliCommand>;
+  group: CommandGroup['key'];
+  load: () => Promise<CommandModule>;
 }
 
 /** Lanes of steps run side by side (each lane in its order), on disjoint machines. */
@@ -22,7 +29,10 @@ export type StepSequence = ReadonlyArray<StepName | Lanes>;
 export interface RemoteCommandEntry {
   name: string;
   summary: string;
+  group: CommandGroup['key'];
   steps: StepSequence;
+  /** At least one, for --help. */
+  examples: readonly Example[];
   /** Makes pki/ (certs, kubeconfigs, encryption config) on the jumpbox first; not with --dry-run. */
   preparesPki?: boolean;
   /** What the command destroys: it then runs only with --yes (or shows its plan with --dry-run). */

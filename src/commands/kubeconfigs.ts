@@ -1,6 +1,7 @@
 // `hardway kubeconfigs`: every kubeconfig in pki/, built from the certificates `hardway certs` made.
-import { join, resolve } from 'node:path';
-import { INVENTORY_OPTIONS, type CliCommand } from '../cli/command.ts';
+import { join } from 'node:path';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, type CommandModule } from '../cli/command.ts';
+import { reportLines } from '../cli/json-output.ts';
 import { checkCertificates } from '../certs/check.ts';
 import { readableCertificate } from '../certs/inspect.ts';
 import { assertDistinctFiles, identitiesFor } from '../certs/identities.ts';
@@ -14,22 +15,23 @@ import { printReport } from './print-report.ts';
 import { PKI } from '../layout.ts';
 
 /** Writes each kubeconfig whose content differs from what is there; keeps the rest byte for byte. */
-export const kubeconfigsCommand: CliCommand = {
+export const kubeconfigsCommand: CommandModule = {
   name: 'kubeconfigs',
-  summary: 'Write every kubeconfig into pki/, certificates embedded',
   details:
     'One per worker (its node identity), kube-proxy, kube-controller-manager, kube-scheduler, admin ' +
     '(for kubectl on the server, https://127.0.0.1) and jumpbox (your own, via the API server name). ' +
     'Cluster kubernetes-the-hard-way, context default, CA, certificate and key embedded, mode 0600. ' +
     'Needs the certificates: run "hardway certs" first.',
-  options: { ...INVENTORY_OPTIONS },
-  async run({ values, stdout, stderr, cwd }) {
-    const inv = loadInventory(resolve(cwd, values.machines as string));
+  options: { ...INVENTORY_OPTIONS, json: jsonOption('{ok, lines}: one line per kubeconfig, as printed without --json') },
+  examples: [['hardway kubeconfigs', 'write the kubeconfigs that are missing or out of date (run "hardway certs" first)']],
+  jsonFields: { lines: [] },
+  run: (ctx) => reportLines(ctx, async ({ stdout, stderr, ...rest }) => {
+    const inv = loadInventory(machinesFile(rest));
     return withRunLock(inv.dir, 'kubeconfigs', async () => {
       printReport(writeKubeconfigs(inv), { stdout, stderr });
       return 0;
     });
-  },
+  }),
 };
 
 /** What `hardway kubeconfigs` does once it holds the project's lock (`up` runs it under its own). */

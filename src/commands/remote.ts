@@ -1,7 +1,7 @@
 // Every command that works on the machines (pin-hosts ... up): the global options, the checks of
 // --only/--node/--concurrency, and the wiring of the SSH transport into the engine.
-import { resolve } from 'node:path';
-import { INVENTORY_OPTIONS, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { closest, didYouMean } from '../cli/suggest.ts';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, SSH_OPTIONS, yesOption, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { FailureError, InputError } from '../errors.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
@@ -18,22 +18,18 @@ import { checkIdentityFiles } from '../transport/auth.ts';
 /** Options every remote command takes. */
 export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
   ...INVENTORY_OPTIONS,
-  node: { type: 'string', multiple: true, arg: 'NAME', description: 'only this machine (exact hostname from machines.txt)' },
+  node: { type: 'string', multiple: true, arg: 'NAME', description: 'only this machine (its hostname in machines.txt)' },
   only: { type: 'string', multiple: true, arg: 'STEP', description: 'only this step of the command' },
   'dry-run': { type: 'boolean', description: 'show per machine what would change (diffs of text files, secrets hidden); change nothing' },
   concurrency: { type: 'string', arg: 'N', default: '10', range: [1, 1000], description: 'machines worked on at once within a step' },
   'keep-going': { type: 'boolean', description: 'after a step fails, still run later steps on the machines that did not fail' },
-  json: { type: 'boolean', description: 'print one JSON object {ok, changed, failed, results} on stdout' },
-  verbose: { type: 'boolean', short: 'v', description: 'show every remote command as it runs' },
-  'accept-new-host-keys': { type: 'boolean', description: 'pin the host key of a machine not yet in known_hosts (a changed key is always refused)' },
-  identity: { type: 'string', short: 'i', multiple: true, arg: 'FILE', description: 'private key to offer first' },
+  json: jsonOption('{ok, changed, failed, results: [{step, machine, status, changes, error}]}; the progress goes to stderr'),
+  ...SSH_OPTIONS,
 };
 
 /** A run's --json object (src/ui/summary.ts) when the run could not start: nothing changed, nothing failed. */
 export const RUN_JSON_FIELDS = { changed: 0, failed: 0, results: [] };
 
-/** The option a destructive command (entry.confirm) needs before it changes anything. */
-const CONFIRM_OPTION: OptionSpec = { type: 'boolean', description: 'yes, do it: the command removes what it lists with --dry-run' };
 
 /** What a remote command needs from outside; tests pass fake connectors. */
 export interface RemoteDeps {
@@ -54,10 +50,11 @@ export function remoteCommand(entry: RemoteCommandEntry, deps: RemoteDeps = {}):
     details: [
       `Steps, in order: ${stepNames.join(', ')}.`,
       'Each step plans (reads) first and changes only what differs; a second run changes nothing.',
-      'Exit codes: 0 success, 1 a step failed on some machine, 2 usage or input error.',
-      `A log of every remote command and its output is written to logs/ beside machines.txt.`,
+      '',
+      'Exit codes: 0 success, 1 a step failed on some machine, 2 usage or input error. A log of every remote command and its output is written to logs/ in the project directory.',
     ].join('\n'),
-    options: { ...REMOTE_OPTIONS, ...(entry.confirm ? { yes: CONFIRM_OPTION } : {}), ...stepOptions },
+    options: { ...REMOTE_OPTIONS, ...(entry.confirm ? { yes: yesOption(`the command ${entry.confirm}`) } : {}), ...stepOptions },
+    examples: entry.examples,
     jsonFields: RUN_JSON_FIELDS,
     run: (ctx) => runRemote(entry, ctx, { ...deps, steps: registry }),
   };
@@ -71,7 +68,8 @@ async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: Remot
   const only = (v.only as string[] | undefined) ?? [];
   for (const s of only) {
     if (!stepNames.includes(s)) {
-      throw new InputError(`unknown step "${s}" for "hardway ${name}"`, `its steps are: ${stepNames.join(', ')}`);
+      const near = didYouMean(closest(s, stepNames));
+      throw new InputError(`unknown step "${s}" for "hardway ${name}"`, `${near ? `${near} ` : ''}its steps are: ${stepNames.join(', ')}`);
     }
   }
   const { names: chosen, lanes } = stepOrder(entry.steps, new Set(only.length ? namesOf(entry.steps).filter((s) => only.includes(s)) : namesOf(entry.steps)));
@@ -87,7 +85,7 @@ async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: Remot
   if (entry.confirm && v.yes !== true && v['dry-run'] !== true) {
     throw new InputError(`"hardway ${name}" ${entry.confirm}: rerun with --yes to do it`, `"hardway ${name} --dry-run" lists everything it would remove`);
   }
-  const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
+  const inventory = loadInventory(machinesFile(ctx));
   const selected = selectMachines(inventory, v.node as string[] | undefined);
   // -i before any file is written or machine asked: a missing key or a .pub is exit 2 at once.
   checkIdentityFiles(v.identity as string[] | undefined, ctx.cwd);
@@ -120,7 +118,7 @@ async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: Remot
 
 /** The one transport factory: SSH to machines (shared known_hosts), the local transport for the jumpbox. */
 export function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInventory>): Connectors {
-  return async (logger) => {
+  return async (logger, note) => {
     const t = await import('../transport/index.ts');
     const opts = {
       dir: inv.dir,
@@ -131,6 +129,8 @@ export function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInvent
       log: (line: string) => logger.debug(line),
     };
     const knownHosts = new t.KnownHosts(t.knownHostsPath(inv.settings.ssh, opts));
-    return async (host) => (host.machine ? t.openTransport(host.machine, inv.settings.ssh, opts, knownHosts) : new t.LocalTransport({ machine: host.name }));
+    return async (host) => (host.machine
+      ? t.openTransport(host.machine, inv.settings.ssh, { ...opts, progress: (line) => note(host.name, line) }, knownHosts)
+      : new t.LocalTransport({ machine: host.name }));
   };
 }

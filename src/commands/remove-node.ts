@@ -3,8 +3,8 @@
 // hardway installed there), then pins the names and sets the routes of every other machine without
 // it. Where the machine is when its line is gone: its own certificate in pki/machines/NAME/, which
 // hardway issued for exactly that machine's names and address (and keeps as the record).
-import { join, resolve } from 'node:path';
-import type { CliCommand, CliContext, OptionSpec } from '../cli/command.ts';
+import { join } from 'node:path';
+import { machinesFile, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { checkPkiDir, readOptional } from '../certs/pki-files.ts';
 import { parseSans, readableCertificate } from '../certs/inspect.ts';
 import { withRunLock } from '../engine/lock.ts';
@@ -71,32 +71,37 @@ function recordedWorker(inv: Inventory, name: string): Machine {
 }
 
 /** `hardway remove-node NAME`. */
-export const removeNodeCommand: CliCommand = {
+export const removeNodeCommand: CommandModule = {
   name: 'remove-node',
-  summary: 'Take a worker out: drain it, delete its Node, reset it, drop its names and routes everywhere',
-  args: 'NAME',
+  args: '[NAME]',
   details: [
     'NAME is a worker of machines.txt, or one whose line is already gone: then its address and names',
     'come from the certificate hardway issued for it, pki/machines/NAME/kubelet.crt (kept as the record).',
     'Steps: drain-node (on the first control-plane machine: cordon, drain, delete the Node), reset on NAME,',
     'then pin-hosts and routes on every other machine, as if NAME were not in machines.txt.',
-    'A machine that is gone for good cannot be reset: --keep-going still updates the others.',
+    'The worker is named with --node NAME or as the first argument. A machine that is gone for good cannot be reset: --keep-going still updates the others.',
     'Then remove its line from machines.txt (if it is still there); "hardway up" converges.',
   ].join('\n'),
   options: {
     ...RUN_OPTIONS,
-    yes: { type: 'boolean', description: 'yes, do it: the machine loses everything hardway installed' },
+    node: { type: 'string', arg: 'NAME', description: 'the worker to take out (it may also be given as the first argument)' },
+    yes: yesOption('the machine loses everything hardway installed'),
     local: STEP_OPTIONS.local,
   } satisfies Record<string, OptionSpec>,
+  examples: [
+    ['hardway remove-node --node node-2 --dry-run', 'every change it would make, changing nothing'],
+    ['hardway remove-node --node node-2 --yes', 'drain node-2, delete its Node, reset it, and drop its names and routes everywhere'],
+  ],
   jsonFields: RUN_JSON_FIELDS,
   async run(ctx: CliContext) {
-    const [name, ...rest] = ctx.positionals;
-    if (!name || rest.length > 0) throw new InputError('remove-node takes exactly one NAME', 'e.g. hardway remove-node node-2 --yes');
+    const names = [...(typeof ctx.values.node === 'string' ? [ctx.values.node] : []), ...ctx.positionals];
+    const [name] = names;
+    if (!name || names.length > 1) throw new InputError('remove-node takes exactly one worker', 'e.g. hardway remove-node --node node-2 --yes');
     const v = ctx.values;
     if (v.yes !== true && v['dry-run'] !== true) {
       throw new InputError(`"hardway remove-node ${name}" drains ${name} and removes everything hardway installed on it: rerun with --yes to do it`, `"hardway remove-node ${name} --dry-run" shows every change`);
     }
-    const inventory = loadInventory(resolve(ctx.cwd, v.machines as string));
+    const inventory = loadInventory(machinesFile(ctx));
     checkPkiDir(inventory.dir);
     checkIdentityFiles(v.identity as string[] | undefined, ctx.cwd);
     const { machine, others, from } = removalOf(inventory, name);

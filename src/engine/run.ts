@@ -36,6 +36,18 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
   const slots = new Semaphore(req.options.concurrency);
   const shown = new InOrderReporter(deps.reporter);
   let stoppedBy: string | undefined;
+  const announced = new Set<number>();
+  /** Shows step i's header and its machines (once); the machines that failed earlier are not among them. */
+  const announce = (i: number, runnable: Target[]) => {
+    if (announced.has(i)) return;
+    announced.add(i);
+    const step = req.steps[i]!;
+    const idle = step.kind === 'check' || step.kind === 'action' ? undefined : step.idle?.(req.inventory);
+    shown.forStep(i).stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
+  };
+  // The first step and its machines show at once: the at-once round below reaches every machine
+  // first, and a machine that does not answer takes seconds of retries, which show under it.
+  if (req.steps.length > 0) announce(0, targetsOf(req.steps[0]!, req.inventory, req.selected, req.options));
   // A converged cluster's rerun: every plan, asked at once, is empty, and the steps reuse them.
   const atOnce = await planAtOnce(req.steps, req.inventory, req.selected, req.options, deps);
 
@@ -51,8 +63,7 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     const reporter = shown.forStep(i);
     const started = Date.now();
     const runnable = targets.filter((t) => !failedHosts.has(t.host.name));
-    const idle = step.kind === 'check' || step.kind === 'action' ? undefined : step.idle?.(req.inventory);
-    reporter.stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
+    announce(i, runnable);
     const untouched = new Set<string>();
     const runOne = (target: Target) => slots.run(async () => {
       const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, atOnce);

@@ -28,7 +28,7 @@ export const STEPS = {
   dns: { options: ['api-timeout', 'ready-timeout'], load: async () => (await import('./dns.ts')).dnsStep },
   verify: { options: ['ready-timeout'], load: async () => (await import('./verify.ts')).verifyStep },
   reset: { options: ['local', 'delete-data'], load: async () => (await import('./reset.ts')).resetStep },
-  smoke: { options: ['image'], load: async () => (await import('./smoke.ts')).smokeStep },
+  smoke: { options: ['web-image'], load: async () => (await import('./smoke.ts')).smokeStep },
 } satisfies Record<string, StepEntry>;
 
 /** The name of a registered step. */
