@@ -6,10 +6,11 @@ import { commandHelp, groupHelp, topHelp } from './cli/help.ts';
 import { checkRanges, say, type CliCommand, type CliContext } from './cli/command.ts';
 import { resolveArgs, subcommandsOf } from './cli/resolve.ts';
 import { closest, didYouMean } from './cli/suggest.ts';
-import { version } from './cli/version.ts';
+import { packageRoot, version } from './cli/version.ts';
 import { widthOf } from './cli/wrap.ts';
 import { errorJson, formatError, InputError, isExpectedError } from './errors.ts';
 import { pathError } from './input-file.ts';
+import { missingPackageMessage } from '../bin/missing-package.mjs';
 
 /** Runs hardway with the given arguments and returns the exit code. */
 export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout' | 'stderr' | 'cwd' | 'env'>> = {}): Promise<number> {
@@ -90,6 +91,8 @@ export function reportFailure(e: unknown, io: { stdout: Writable; stderr: Writab
     say(io.stderr, formatError(known));
     return known.exitCode;
   }
-  say(io.stderr, `internal error (a bug in hardway): ${(e as Error)?.stack ?? String(e)}`);
+  // A package that a lazily loaded command needs is missing: node_modules/ is incomplete.
+  const missing = missingPackageMessage(e, packageRoot());
+  say(io.stderr, missing ?? `internal error (a bug in hardway): ${(e as Error)?.stack ?? String(e)}`);
   return 1;
 }

@@ -33,7 +33,7 @@ export interface RemoteCommandEntry {
   steps: StepSequence;
   /** At least one, for --help. */
   examples: readonly Example[];
-  /** Makes pki/ (certs, kubeconfigs, encryption config) on the jumpbox first; not with --dry-run. */
+  /** Makes pki/ (certs, kubeconfigs, encryption config) on the jumpbox first; with --dry-run, shows what it would make. */
   preparesPki?: boolean;
   /** What the command destroys: it then runs only with --yes (or shows its plan with --dry-run). */
   confirm?: string;

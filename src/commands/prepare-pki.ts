@@ -4,6 +4,7 @@
 import type { Writable } from 'node:stream';
 import { say } from '../cli/command.ts';
 import { ensureCertificates } from '../certs/ensure.ts';
+import { previewPki } from '../certs/pki-preview.ts';
 import type { PkiReport } from '../certs/pki-report.ts';
 import type { Inventory } from '../inventory.ts';
 import { writeEncryptionConfig } from './encryption-config.ts';
@@ -26,4 +27,12 @@ export async function preparePki(inv: Inventory, out: Writable): Promise<void> {
     }
   }
   say(out, `pki: ${kept} file(s) already up to date`);
+}
+
+/** For `up --dry-run`, before any machine: what preparePki would create or change in pki/, and why; writes nothing. */
+export function showPkiPlan(inv: Inventory, out: Writable): void {
+  const { lines } = previewPki(inv, new Date());
+  const changes = lines.filter((l) => !l.kept);
+  for (const line of changes) say(out, `pki: ${line.text}`);
+  say(out, `pki: ${lines.length - changes.length} file(s) already up to date${changes.length ? '; the steps below compare the machines with pki/ as it is now' : ''}`);
 }

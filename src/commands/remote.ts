@@ -12,7 +12,7 @@ import { STEPS, type StepEntry, type StepName } from '../steps/index.ts';
 import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entry.ts';
-import { preparePki } from './prepare-pki.ts';
+import { preparePki, showPkiPlan } from './prepare-pki.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
 
 /** Options every remote command takes. */
@@ -108,7 +108,9 @@ async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps: Remot
   };
   // One lock for the whole run: pki/ is made and sent with no other run changing it in between.
   return withRunLock(inventory.dir, name, async () => {
-    if (entry.preparesPki && !options.dryRun) await preparePki(inventory, v.json === true ? ctx.stderr : ctx.stdout);
+    const out = v.json === true ? ctx.stderr : ctx.stdout;
+    if (entry.preparesPki && !options.dryRun) await preparePki(inventory, out);
+    if (entry.preparesPki && options.dryRun) showPkiPlan(inventory, out);
     const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
     const connectors = (deps.connectors ?? sshConnectors)(ctx, inventory);
     const { code } = await runSession({ command: name, steps, lanes, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors, lockHeld: true });
