@@ -22,8 +22,9 @@ function tolerance(length: number): number {
 }
 
 /**
- * The candidates close to `typed`, closest first (at most `max`): within a few edits, or started
- * by it (3 letters or more). `aliases` maps other words people type (install) to a candidate (up).
+ * The candidates closest to `typed` (at most `max`, all equally close): within a few edits, or
+ * started by it (3 letters or more). `aliases` maps other words people type (install) to a
+ * candidate (up).
  */
 export function closest(typed: string, candidates: readonly string[], aliases: Readonly<Record<string, string>> = {}, max = 3): string[] {
   const t = typed.toLowerCase();
@@ -38,8 +39,9 @@ export function closest(typed: string, candidates: readonly string[], aliases: R
   };
   for (const c of candidates) consider(c, c);
   for (const [word, target] of Object.entries(aliases)) if (candidates.includes(target)) consider(word, target);
-  // Stable sort: equally close names keep the order they were given in (the command table's).
-  return scored.sort((a, b) => a[1] - b[1]).slice(0, max).map(([c]) => c);
+  const best = Math.min(...scored.map(([, s]) => s));
+  // Equally close names keep the order they were given in (the command table's).
+  return scored.filter(([, s]) => s === best).slice(0, max).map(([c]) => c);
 }
 
 /** `did you mean "a"?`, `did you mean "a" or "b"?`, or undefined when nothing is close. */

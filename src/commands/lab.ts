@@ -163,7 +163,7 @@ export const labSshCommand: CommandModule = {
     const args = ['-F', join(state.plan.spec.dir, LAB_FILES.sshConfig), machine, ...command];
     const inherit = ctx.stdout === process.stdout;
     return await new Promise<number>((done, fail) => {
-      const child = spawn('ssh', args, { stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('ssh', args, { stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'], env: ctx.env });
       child.stdout?.pipe(ctx.stdout, { end: false });
       child.stderr?.pipe(ctx.stderr, { end: false });
       child.on('error', fail);

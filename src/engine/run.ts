@@ -63,6 +63,12 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     const reporter = shown.forStep(i);
     const started = Date.now();
     const runnable = targets.filter((t) => !failedHosts.has(t.host.name));
+    // Every machine of the step failed before it (--keep-going): nothing to show, the summary says why.
+    if (runnable.length === 0 && targets.length > 0 && !announced.has(i)) {
+      perStep[i] = targets.map((t) => skipped(step, t, `not run: failed in step ${failedHosts.get(t.host.name)}`));
+      shown.skip(i);
+      return;
+    }
     announce(i, runnable);
     const untouched = new Set<string>();
     const runOne = (target: Target) => slots.run(async () => {

@@ -8,6 +8,7 @@ import { Redactor } from '../ui/redact.ts';
 import { plainReporter } from '../ui/reporter.ts';
 import { summaryJson, summaryLines } from '../ui/summary.ts';
 import { outputStyle, palette } from '../ui/terminal.ts';
+import { widthOf } from '../cli/wrap.ts';
 import { connectionPool, type TransportFactory } from './connections.ts';
 import { acquireRunLock } from './lock.ts';
 import { openRunLog } from './run-log.ts';
@@ -72,7 +73,7 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
     );
     if (req.json) req.stdout.write(summaryJson(result) + '\n');
     // The one summary, also with --json (then on stderr, with the progress): each error is shown here, once.
-    for (const line of summaryLines(result, logger.colors, req.options.dryRun)) logger.info(line);
+    for (const line of summaryLines(result, logger.colors, req.options.dryRun, widthOf(stream))) logger.info(line);
     (result.ok ? logger.info : logger.error)(`log of this run: ${displayPath(runLog.path)}`);
     return { code: result.ok ? 0 : 1, result, logFile: runLog.path };
   } finally {

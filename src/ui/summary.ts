@@ -3,6 +3,7 @@
 import type { HostResult, RunResult } from '../engine/types.ts';
 import type { Palette } from './terminal.ts';
 import { indent, plural, withoutHost } from './reporter.ts';
+import { DEFAULT_WIDTH, wrap } from '../cli/wrap.ts';
 
 /** Totals and `ok` from the results of every step on every host. */
 export function summarize(results: HostResult[]): RunResult {
@@ -58,9 +59,10 @@ export function recapOf(run: RunResult): MachineRecap[] {
 
 /**
  * The summary people read: a line per machine (its outcome, what changed, or the step that failed
- * with the whole error under it), why steps were not run (each reason once), and the totals.
+ * with the whole error under it), why steps were not run (each reason once), and the totals; each
+ * wrapped to `width` (an error's own further lines, a command's stderr, are left as they are).
  */
-export function summaryLines(run: RunResult, colors: Palette, dryRun: boolean): string[] {
+export function summaryLines(run: RunResult, colors: Palette, dryRun: boolean, width = DEFAULT_WIDTH): string[] {
   if (run.results.length === 0) return ['Summary: no machine was selected for these steps'];
   const recap = recapOf(run);
   const hostW = Math.max(...recap.map((r) => r.machine.length));
@@ -75,16 +77,23 @@ export function summaryLines(run: RunResult, colors: Palette, dryRun: boolean): 
       ? `${r.failure.step}: ${r.failure.error.split('\n')[0]}`
       : r.outcome === 'not run' ? 'no step ran here'
         : r.changes > 0 ? `${plural(r.changes, change)} in ${plural(r.ran, 'step')}` : `${plural(r.ran, 'step')}, nothing to change`;
-    lines.push(`  ${r.machine.padEnd(hostW)}  ${paint[r.outcome](word(r.outcome).padEnd(wordW))}  ${what}${notRun}`);
-    // The rest of the error (a command's stderr, the hint) under its first line.
-    const more = r.failure?.error.split('\n').slice(1).join('\n');
-    if (more) lines.push(...indent(more, ' '.repeat(hostW + wordW + 6)).split('\n'));
+    const lead = `  ${r.machine.padEnd(hostW)}  ${word(r.outcome).padEnd(wordW)}  `;
+    const [first, ...rest] = wrap(`${what}${notRun}`, width, lead, ' '.repeat(lead.length));
+    // Painted after wrapping: the color codes take no room on the screen.
+    lines.push(first!.replace(word(r.outcome), paint[r.outcome](word(r.outcome))), ...rest);
+    // The rest of the error (a command's stderr, the hint) under its first line; a line too long
+    // for the screen is wrapped under itself, the others are left exactly as they are.
+    for (const line of indent(r.failure?.error.split('\n').slice(1).join('\n') ?? '', ' '.repeat(lead.length)).split('\n')) {
+      if (line.trim() === '') continue;
+      const own = /^\s*/.exec(line)![0];
+      lines.push(...(line.length > width ? wrap(line, width, own, `${own}  `) : [line]));
+    }
   }
-  lines.push(...notRunReasons(run));
+  lines.push(...notRunReasons(run).flatMap((l) => wrap(l, width, '', '  ')));
   const n = (o: MachineOutcome) => recap.filter((r) => r.outcome === o).length;
   const notRunAt = n('not run') ? `, ${n('not run')} not run` : '';
-  lines.push(`${n('ok')} ok, ${n('changed')} ${dryRun ? 'would change' : 'changed'}, ${n('failed')} failed, ${n('unreachable')} unreachable${notRunAt}` +
-    ` (${plural(run.changed, change)})`);
+  lines.push(...wrap(`${n('ok')} ok, ${n('changed')} ${dryRun ? 'would change' : 'changed'}, ${n('failed')} failed, ${n('unreachable')} unreachable${notRunAt}` +
+    ` (${plural(run.changed, change)})`, width, '', '  '));
   return lines;
 }
 

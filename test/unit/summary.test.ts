@@ -40,7 +40,7 @@ describe('summaryLines', () => {
       r('distribute', 'server', 'skipped', 0, { error: STOPPED }), r('distribute', 'node-1', 'skipped', 0, { error: STOPPED }),
       r('routes', 'server', 'skipped', 0, { error: STOPPED }), r('routes', 'node-1', 'skipped', 0, { error: STOPPED }),
     ]);
-    const lines = summaryLines(run, plain, false);
+    const lines = summaryLines(run, plain, false, 200);
     expect(lines).toEqual([
       'Summary:',
       '  server  changed  1 change in 1 step; 2 steps not run',
@@ -53,7 +53,7 @@ describe('summaryLines', () => {
     expect(lines.join('\n').split('Job for containerd').length).toBe(2);
   });
 
-  it('a machine that could not be reached is "unreachable", not "failed"', () => {
+  it('a machine that could not be reached is "unreachable", not "failed"; a long line wraps under its column (80 by default)', () => {
     const run = summarize([
       r('pin-hosts', 'node-0', 'unchanged'),
       r('pin-hosts', 'node-1', 'failed', 0, { error: 'node-1: cannot connect to root@127.0.0.9:9: connection refused (gave up after 4 attempts)', unreachable: true }),
@@ -61,7 +61,8 @@ describe('summaryLines', () => {
     expect(summaryLines(run, plain, false)).toEqual([
       'Summary:',
       '  node-0  ok           1 step, nothing to change',
-      '  node-1  unreachable  pin-hosts: cannot connect to root@127.0.0.9:9: connection refused (gave up after 4 attempts)',
+      '  node-1  unreachable  pin-hosts: cannot connect to root@127.0.0.9:9: connection',
+      '                       refused (gave up after 4 attempts)',
       '1 ok, 0 changed, 0 failed, 1 unreachable (0 changes)',
     ]);
     expect(JSON.parse(summaryJson(run)).results[1]).toMatchObject({ machine: 'node-1', status: 'failed', unreachable: true });
