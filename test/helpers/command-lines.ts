@@ -71,7 +71,8 @@ const PLACEHOLDER = /^(<[^>]+>|[A-Z][A-Z_-]*|\.\.\.|\[.*)$/;
 
 /** What is wrong with the words after `hardway`: an unknown command, an option the command does not have. Empty when nothing is. */
 export async function problemsOf(words: string[]): Promise<string[]> {
-  if (words.length === 0 || PLACEHOLDER.test(words[0]!)) return [];
+  const named = words[0] === 'help' ? words.slice(1) : words;
+  if (named.length === 0 || PLACEHOLDER.test(named[0]!)) return [];
   const r = resolveArgs(words, { commands: COMMANDS, aliases: COMMAND_ALIASES });
   if (r.kind === 'unknown') return [`unknown command "${r.typed}"`];
   if (r.kind !== 'command') return [];
