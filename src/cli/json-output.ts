@@ -3,8 +3,8 @@
 import { Writable } from 'node:stream';
 import { sayJson, type CliContext } from './command.ts';
 
-/** A writable that keeps every line written to it. */
-export function lineCollector(): { stream: Writable; lines: string[] } {
+// A writable that keeps every line written to it.
+function lineCollector(): { stream: Writable; lines: string[] } {
   const lines: string[] = [];
   let partial = '';
   const stream = new Writable({

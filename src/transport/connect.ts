@@ -60,7 +60,9 @@ class RetryableFailure extends Error {
 /** Opens the route with retries for network failures; auth and host-key errors are thrown at once. */
 export async function connectWithRetry(route: Route, ctx: ConnectContext, retry: RetryPolicy): Promise<Connection> {
   const via = route.jumps.length ? ` via ${route.jumps.map((j) => j.display).join(', ')}` : '';
-  ctx.progress?.(`connecting to ${route.target.display}${via}`);
+  const connecting = `connecting to ${route.target.display}${via}`;
+  if (ctx.progress) ctx.progress(connecting);
+  else ctx.log(`${ctx.machine}: ${connecting}`);
   for (let attempt = 1; ; attempt++) {
     try {
       return await connectRoute(route, ctx);

@@ -134,6 +134,24 @@ describe('help', () => {
   });
 });
 
+describe('--json', () => {
+  it('every command that reports has it, and a usage error is one object of one shape: ok false, the error with its exit code', async () => {
+    for (const entry of COMMANDS) {
+      const cmd = await loadCommand(entry);
+      if (entry.name === 'lab ssh') continue; // it hands the terminal to ssh: nothing to report
+      expect(Object.keys(cmd.options), entry.name).toContain('json');
+      const r = await hw(...entry.name.split(' '), '--json', '--no-such-option');
+      expect(r.code, entry.name).toBe(2);
+      const lines = r.stdout.trim().split('\n');
+      expect(lines, entry.name).toHaveLength(1);
+      expect(JSON.parse(lines[0]!), entry.name).toMatchObject({
+        ok: false, ...cmd.jsonFields,
+        error: { code: 2, message: `unknown option --no-such-option for "hardway ${entry.name}"`, file: null, line: null, hint: expect.any(String) },
+      });
+    }
+  });
+});
+
 describe('wrapping', () => {
   it('breaks at spaces with a hanging indent, and keeps a word longer than a line whole', () => {
     expect(wrap('aa bb cc dd', 5, '', '  ')).toEqual(['aa bb', '  cc', '  dd']);

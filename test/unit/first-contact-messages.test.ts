@@ -143,6 +143,11 @@ describe('the project is named the same way everywhere: --dir DIR, or --machines
     const r = await hardway(p, 'doctor', '--node', 'node-0', '--json');
     const { findings } = JSON.parse(r.stdout) as { findings: Array<{ machine: string; check: string }> };
     expect(findings.filter((f) => f.check !== 'api').map((f) => f.machine)).toEqual(['node-0']);
+    // -v: each connection attempt on stderr, as it happens; without it, none.
+    const verbose = await hardway(p, 'doctor', '--node', 'node-0', '-v');
+    expect(verbose.stderr).toContain('node-0: connecting to root@127.0.0.9:9');
+    expect(verbose.stderr).not.toContain('node-1:');
+    expect(r.stderr).not.toContain('connecting to');
     const typo = await hardway(p, 'doctor', '--node', 'node-7');
     failedCleanly(typo, 2, 'no machine named "node-7" in machines.txt');
     const dry = await hardway(p, 'remove-node', '--node', 'node-1', '--dry-run');

@@ -54,8 +54,9 @@ describe('retries', () => {
     expect(err.message).toBe(`node-0: cannot connect to root@127.0.0.1:${port}: connection refused (gave up after 4 attempts)`);
     expect(err.exitCode).toBe(1);
     expect(sleeps).toEqual([500, 1000, 2000]);
-    expect(log).toHaveLength(3);
-    expect(log[0]).toBe(`node-0: no answer from root@127.0.0.1:${port}: connection refused, retry 2 of 4 in 0.5 s`);
+    expect(log).toHaveLength(4);
+    expect(log[0]).toBe(`node-0: connecting to root@127.0.0.1:${port}`);
+    expect(log[1]).toBe(`node-0: no answer from root@127.0.0.1:${port}: connection refused, retry 2 of 4 in 0.5 s`);
   });
 
   it('tells the progress callback first that it connects, then each retry, naming the reason and the wait', async () => {
