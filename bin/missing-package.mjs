@@ -1,5 +1,6 @@
 // What to tell a user whose checkout has no (or an incomplete) node_modules/: run npm ci. Plain
-// JavaScript: the entry point needs it before tsx or any package can be loaded.
+// JavaScript: the entry point needs it before tsx or any package can be loaded (src/cli.ts uses it
+// too, for a package missing when a command loads; the bundle carries a copy: npm run build).
 
 /**
  * The message for an error that says an npm package could not be found (ERR_MODULE_NOT_FOUND

@@ -35,4 +35,8 @@ export function showPkiPlan(inv: Inventory, out: Writable): void {
   const changes = lines.filter((l) => !l.kept);
   for (const line of changes) say(out, `pki: ${line.text}`);
   say(out, `pki: ${lines.length - changes.length} file(s) already up to date${changes.length ? '; the steps below compare the machines with pki/ as it is now' : ''}`);
+  // Without a CA, distribute has nothing to compare with: it, and what needs it, cannot be planned.
+  if (changes.some((l) => l.text.startsWith('would issue ca '))) {
+    say(out, 'pki: there is no CA yet, so distribute cannot plan: "hardway certs && hardway kubeconfigs && hardway encryption-config" makes pki/ (or run up without --dry-run)');
+  }
 }

@@ -62,6 +62,7 @@ describe('hardway up --dry-run', () => {
       'pki: would issue ca (new): every certificate it signs is issued with it',
       'pki: would write pki/encryption-config.yaml (new 32-byte key)',
       expect.stringMatching(/^pki: 0 file\(s\) already up to date; the steps below compare the machines with pki\/ as it is now$/),
+      'pki: there is no CA yet, so distribute cannot plan: "hardway certs && hardway kubeconfigs && hardway encryption-config" makes pki/ (or run up without --dry-run)',
     ]));
     expect(first).toBeGreaterThan(0);
     expect(existsSync(join(p.dir, 'pki'))).toBe(false);
