@@ -84,7 +84,7 @@ export const SSH_OPTIONS: Record<string, OptionSpec> = {
 
 /** The --json option, with what the one object holds. */
 export function jsonOption(shape: string): OptionSpec {
-  return { type: 'boolean', description: `print one JSON object on stdout: ${shape} (also on failure, with ok: false and error)` };
+  return { type: 'boolean', description: `print one JSON object on stdout, also when the command fails (ok: false, error): ${shape}` };
 }
 
 /** The option a destructive command needs before it changes anything. */

@@ -2,7 +2,7 @@
 // src/lab/; these are the options, the messages and the exit codes.
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { commandLine, jsonOption, say, sayJson, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { commandLine, jsonOption, say, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
 import { InputError } from '../errors.ts';
 import { labRebootMachine, labStartMachine, labStopMachine } from '../lab/control.ts';
