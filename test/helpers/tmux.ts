@@ -3,6 +3,9 @@
 // test server has a socket of its own and no configuration file, so nothing of the user's tmux
 // is touched or read.
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The line a pane prints when its command has ended: `[exit N]`. */
@@ -10,11 +13,12 @@ const EXIT = /^\[exit (\d+)\]$/m;
 
 /** One tmux server for a test file; each `run` opens a session (a pane) in it. */
 export class Tmux {
-  private readonly socket = `hardway-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  /** The server's socket, in a directory of its own that close() removes. */
+  private readonly dir = mkdtempSync(join(tmpdir(), 'hw-tmux-'));
   private sessions = 0;
 
   private tmux(...args: string[]): string {
-    return execFileSync('tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { encoding: 'utf8' });
+    return execFileSync('tmux', ['-S', join(this.dir, 'socket'), '-f', '/dev/null', ...args], { encoding: 'utf8' });
   }
 
   /**
@@ -50,13 +54,14 @@ export class Tmux {
     }
   }
 
-  /** Ends the tmux server and every pane in it. */
+  /** Ends the tmux server and every pane in it, and removes its socket. */
   close(): void {
     try {
       this.tmux('kill-server');
     } catch {
       // Already gone: nothing to end.
     }
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
