@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     await ensureRootfs(cache, (l) => console.log(`  ${l}`));
   }
   console.log(`host: ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; warm cache ${rootfsPath(cache)}`);
-  await hardway(['lab', 'down', '--name', NAME]);
+  await hardway(['lab', 'down', '--name', NAME, '--yes']);
   const dir = mkdtempSync(join(tmpdir(), 'hardway-bench-'));
   const rows: string[] = [];
   let failed = false;
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < runs; i++) {
         ups.push(await hardway(['lab', 'up', '--name', NAME, '--subnet', SUBNET, '--servers', String(s.servers),
           '--workers', String(s.workers), '--dir', dir]));
-        downs.push(await hardway(['lab', 'down', '--name', NAME]));
+        downs.push(await hardway(['lab', 'down', '--name', NAME, '--yes']));
       }
       const up = median(ups);
       const ok = up < s.targetSeconds;
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
       console.log(rows.at(-1));
     }
   } finally {
-    await hardway(['lab', 'down', '--name', NAME]).catch(() => undefined);
+    await hardway(['lab', 'down', '--name', NAME, '--yes']).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   }
   process.exitCode = failed ? 1 : 0;

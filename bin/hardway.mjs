@@ -3,6 +3,7 @@
 // npm run build make it), else loads the TypeScript sources through tsx, so a fresh clone or an
 // edited source always runs the code in src/. HARDWAY_NO_BUNDLE=1 forces tsx.
 import { fileURLToPath } from 'node:url';
+import { missingPackageMessage } from './missing-package.mjs';
 import { bundleIsCurrent } from './source-stamp.mjs';
 
 // A reader that goes away (`hardway ... | head`) is not an error of ours: stop quietly.
@@ -15,12 +16,21 @@ for (const stream of [process.stdout, process.stderr]) {
 // Nothing hardway makes is writable by group or others, whatever umask it was started with (000
 // would make 0777 directories); the code asks for the modes it wants, the umask only narrows them.
 process.umask(process.umask() | 0o022);
+const root = fileURLToPath(new URL('../', import.meta.url));
 let cli;
-if (process.env.HARDWAY_NO_BUNDLE !== '1' && bundleIsCurrent(fileURLToPath(new URL('../', import.meta.url)))) {
-  cli = await import('../dist/cli/cli.js');
-} else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  cli = await import('../src/cli.ts');
+try {
+  if (process.env.HARDWAY_NO_BUNDLE !== '1' && bundleIsCurrent(root)) {
+    cli = await import('../dist/cli/cli.js');
+  } else {
+    const { register } = await import('tsx/esm/api');
+    register();
+    cli = await import('../src/cli.ts');
+  }
+} catch (e) {
+  // A fresh clone before `npm ci`: say so in one line instead of Node's stack trace.
+  const message = missingPackageMessage(e, root);
+  if (!message) throw e;
+  console.error(message);
+  process.exit(1);
 }
 process.exitCode = await cli.main(process.argv.slice(2));

@@ -55,4 +55,8 @@ if (run.ok) {
 } else {
   line('Not everything could run: see the reasons above. Fix the cause and rerun; every step keeps what is right.');
 }
-line(`Look around: cd ${dir} && hardway lab ssh node-0   |   hardway verify   |   hardway lab down --name demo`);
+// hardway is on PATH only once the user put it there (README: "Put hardway on your PATH").
+const onPath = spawnSync('sh', ['-c', 'command -v hardway'], { encoding: 'utf8' }).status === 0;
+const root = new URL('..', import.meta.url).pathname;
+if (!onPath) line(`hardway is not on your PATH yet: run "npm link" in ${root} once (or use "node ${root}bin/hardway.mjs" for "hardway").`);
+line(`Look around: cd ${dir} && hardway lab ssh node-0 --name demo   |   hardway verify   |   hardway lab down --name demo --yes`);

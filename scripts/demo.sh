@@ -23,7 +23,7 @@ hw build-images || exit $?
 hw up --keep-going --json > up.json
 code=$?
 if [ "$code" -eq 0 ]; then
-  hw smoke --image localhost/hardway/web:1 --json > smoke.json
+  hw smoke --web-image localhost/hardway/web:1 --json > smoke.json
   code=$?
 else
   echo '{"ok":false,"changed":0,"failed":0,"results":[]}' > smoke.json

@@ -1,43 +1,49 @@
 // Argument parsing and exit codes; nothing else. 0 success, 1 failure, 2 usage or input error.
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { COMMANDS, loadCommand, type CommandEntry } from './commands/index.ts';
-import { commandHelp, topHelp } from './cli/help.ts';
+import { COMMAND_ALIASES, COMMANDS, GROUPS, loadCommand, SUBCOMMAND_GROUPS } from './commands/index.ts';
+import { commandHelp, groupHelp, topHelp } from './cli/help.ts';
 import { checkRanges, say, type CliCommand, type CliContext } from './cli/command.ts';
+import { resolveArgs, subcommandsOf } from './cli/resolve.ts';
+import { closest, didYouMean } from './cli/suggest.ts';
+import { packageRoot, version } from './cli/version.ts';
+import { widthOf } from './cli/wrap.ts';
 import { errorJson, formatError, InputError, isExpectedError } from './errors.ts';
 import { pathError } from './input-file.ts';
+import { missingPackageMessage } from '../bin/missing-package.mjs';
 
 /** Runs hardway with the given arguments and returns the exit code. */
 export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout' | 'stderr' | 'cwd' | 'env'>> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    say(argv.length === 0 ? stderr : stdout, topHelp(COMMANDS));
-    return argv.length === 0 ? 2 : 0;
+  const r = resolveArgs(argv, { commands: COMMANDS, aliases: COMMAND_ALIASES });
+  // Help asked for goes to stdout (exit 0); help instead of a command that was not given, to stderr (exit 2).
+  const helpOn = (asked: boolean) => (asked ? stdout : stderr);
+  switch (r.kind) {
+    case 'top':
+      say(helpOn(r.asked), topHelp(COMMANDS, GROUPS, widthOf(helpOn(r.asked))));
+      return r.asked ? 0 : 2;
+    case 'version':
+      say(stdout, version());
+      return 0;
+    case 'group':
+      say(helpOn(r.asked), groupHelp(r.prefix, SUBCOMMAND_GROUPS[r.prefix] ?? '', subcommandsOf(r.prefix, COMMANDS), widthOf(helpOn(r.asked))));
+      return r.asked ? 0 : 2;
+    case 'unknown': {
+      const near = didYouMean(r.near, (n) => `"hardway ${n}"`);
+      say(stderr, formatError(new InputError(`unknown command "${r.typed}"`, `${near ? `${near} ` : ''}"hardway --help" lists every command`)));
+      return 2;
+    }
   }
-  if (argv[0] === '--version') {
-    say(stdout, '0.1.0');
-    return 0;
-  }
-  const entry = findCommand(argv);
-  if (!entry) {
-    say(stderr, `error: unknown command "${argv[0]}"\n  hint: run "hardway --help" for the list of commands`);
-    return 2;
-  }
-  const rest = argv.slice(entry.name.split(' ').length);
+  const { entry, rest } = r;
   let cmd: CliCommand | undefined;
   try {
     cmd = await loadCommand(entry);
-    if (rest.includes('--help') || rest.includes('-h')) {
-      say(stdout, commandHelp(cmd));
+    if (r.help) {
+      say(stdout, commandHelp(cmd, widthOf(stdout), subcommandsOf(cmd.name, COMMANDS)));
       return 0;
     }
-    let parsed;
-    try {
-      parsed = parseArgs({ args: rest, options: cmd.options, allowPositionals: cmd.args !== undefined, strict: true });
-    } catch (e) {
-      throw new InputError((e as Error).message.replace(/\. To specify.*$/s, ''), `run "hardway ${cmd.name} --help" for its options`);
-    }
+    const parsed = parse(cmd, rest);
     checkRanges(cmd.options, parsed.values as CliContext['values']);
     return await cmd.run({
       values: parsed.values as CliContext['values'],
@@ -46,9 +52,28 @@ export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout'
       stderr,
       cwd: io.cwd ?? process.cwd(),
       env: io.env ?? process.env,
+      argv,
     });
   } catch (e) {
     return reportFailure(e, { stdout, stderr }, cmd?.options.json && rest.includes('--json') ? cmd : undefined);
+  }
+}
+
+/** The command's options and positionals, or a usage error that names the option closest to a mistyped one. */
+function parse(cmd: CliCommand, rest: string[]) {
+  try {
+    return parseArgs({ args: rest, options: cmd.options, allowPositionals: cmd.args !== undefined, strict: true });
+  } catch (e) {
+    const help = `"hardway ${cmd.name} --help" lists its options`;
+    const unknown = /^Unknown option '(-{1,2})([^'=]+)/.exec((e as Error).message);
+    if (unknown) {
+      const [, dashes, name] = unknown as unknown as [string, string, string];
+      const renamed = Object.entries(cmd.options).find(([, spec]) => spec.formerly === name);
+      if (renamed) throw new InputError(`--${name} is now --${renamed[0]} for "hardway ${cmd.name}"`, `--${renamed[0]}${renamed[1].arg ? ` ${renamed[1].arg}` : ''}: ${renamed[1].description}`);
+      const near = dashes === '--' ? didYouMean(closest(name, Object.keys(cmd.options)), (n) => `--${n}`) : undefined;
+      throw new InputError(`unknown option ${dashes}${name} for "hardway ${cmd.name}"`, `${near ? `${near} ` : ''}${help}`);
+    }
+    throw new InputError((e as Error).message.replace(/\. To specify.*$/s, ''), help);
   }
 }
 
@@ -66,12 +91,8 @@ export function reportFailure(e: unknown, io: { stdout: Writable; stderr: Writab
     say(io.stderr, formatError(known));
     return known.exitCode;
   }
-  say(io.stderr, `internal error (a bug in hardway): ${(e as Error)?.stack ?? String(e)}`);
+  // A package that a lazily loaded command needs is missing: node_modules/ is incomplete.
+  const missing = missingPackageMessage(e, packageRoot());
+  say(io.stderr, missing ?? `internal error (a bug in hardway): ${(e as Error)?.stack ?? String(e)}`);
   return 1;
-}
-
-/** The longest command name that the arguments start with ('certs check' before 'certs'). */
-function findCommand(argv: string[]): CommandEntry | undefined {
-  const byLength = [...COMMANDS].sort((a, b) => b.name.split(' ').length - a.name.split(' ').length);
-  return byLength.find((c) => c.name.split(' ').every((w, i) => argv[i] === w));
 }

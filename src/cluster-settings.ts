@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { kindOf, readInputFile, statPath } from './input-file.ts';
 import { contains, nthAddress, parseCidr, parseIPv4, size, type Network } from './net/ipv4.ts';
-import { parseRegistries, type Registries } from './registry-settings.ts';
+import { MIRROR_KEYS, parseRegistries, type Registries } from './registry-settings.ts';
 
 /** Key algorithms hardway can issue certificates with. */
 export const KEY_ALGORITHMS = ['rsa-4096', 'rsa-2048', 'ecdsa-p256'] as const;
@@ -202,6 +202,18 @@ const SECTIONS: Record<'containerd' | 'kubeProxy' | 'dns', Record<string, Check>
   kubeProxy: { conntrackMaxPerCore: int(0, 2147483647) },
   dns: { enabled: bool, clusterIP: ipv4, image: imageRef, source: pathOrUrl },
 };
+/** Every key cluster.yaml knows, dotted (ssh.user, registries.REGISTRY.mirrors[].url): the reference in docs/cluster-yaml.md names each. */
+export function clusterYamlKeys(): string[] {
+  return Object.keys(TOP).flatMap((k) => {
+    const kind = TOP[k];
+    if (kind === 'versions') return COMPONENTS.map((c) => `versions.${c}`);
+    if (kind === 'ssh') return Object.keys(SSH).map((s) => `ssh.${s}`);
+    if (kind === 'section') return Object.keys(SECTIONS[k as keyof typeof SECTIONS]).map((s) => `${k}.${s}`);
+    if (kind === 'registries') return MIRROR_KEYS.map((m) => `registries.REGISTRY.mirrors[].${m}`);
+    return [k];
+  });
+}
+
 const VERSION = str(/^v?\d+\.\d+\.\d+([-+][A-Za-z0-9.-]+)?$/, 'a version like v1.32.3');
 const SSH: Record<keyof SshSettings, Check> = {
   user: str(SAFE_WORD, 'a user name'),

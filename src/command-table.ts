@@ -4,6 +4,7 @@
 // scenarios' are derived from it, never typed by hand). Data below the CLI: the one command table
 // (src/commands/index.ts) lists these among the others.
 import type { Inventory } from './inventory.ts';
+import type { CommandGroupKey, Example } from './option-spec.ts';
 import type { StepName } from './steps/index.ts';
 
 /** Lanes of steps run side by side (each lane in its order), on disjoint machines. */
@@ -18,24 +19,28 @@ export type StepSequence = ReadonlyArray<StepName | Lanes>;
 export interface RemoteCommandEntry {
   name: string;
   summary: string;
+  /** The heading of the top-level help it is listed under. */
+  group: CommandGroupKey;
   steps: StepSequence;
-  /** Makes pki/ (certs, kubeconfigs, encryption config) on the jumpbox first; not with --dry-run. */
+  /** At least one, for --help. */
+  examples: readonly Example[];
+  /** Makes pki/ (certs, kubeconfigs, encryption config) on the jumpbox first; with --dry-run, shows what it would make. */
   preparesPki?: boolean;
   /** What the command destroys: it then runs only with --yes (or shows its plan with --dry-run). */
   confirm?: string;
-  /** The positional arguments a scope takes, for the usage line (e.g. NAME). */
+  /** The positional arguments a scope takes, for the usage line (e.g. [NAME]). */
   args?: string;
   /** More to say in --help than the steps and the exit codes. */
   details?: string;
-  /** The machines the run is about, from its positional arguments (instead of --node): loaded when the command runs. */
+  /** The machines the run is about, from --node NAME or its arguments (its steps then go together, no --only): loaded when the command runs. */
   scope?: () => Promise<RunScope>;
 }
 
 /**
- * What a scoped run works on, from its positionals: the inventory as the steps see it (with the
+ * What a scoped run works on, from the names it is given (--node NAME or its arguments): the inventory as the steps see it (with the
  * machines that leave the cluster in `leaving`), and a line saying what was chosen.
  */
-export type RunScope = (inv: Inventory, positionals: string[]) => { inventory: Inventory; note: string };
+export type RunScope = (inv: Inventory, names: string[]) => { inventory: Inventory; note: string };
 
 
 /** The worker's steps, one per component, so each reruns alone (`--only kubelet`); api-proxy (several control planes) before the kubelet dials it. */
@@ -46,28 +51,70 @@ const UP_WORKER_LANE: StepName[] = ['worker-os', 'containerd', 'images', 'cni', 
 
 /** Every command that works on the machines, in the order the table shows them. */
 export const REMOTE_COMMANDS: readonly RemoteCommandEntry[] = [
-  { name: 'pin-hosts', summary: "Pin every machine name in /etc/hosts and cloud-init's hosts template", steps: ['pin-hosts'] },
-  { name: 'distribute', summary: 'Give every machine exactly its own certificates, keys and kubeconfigs', steps: ['distribute'] },
-  { name: 'bootstrap-etcd', summary: 'Run etcd over TLS on the control-plane machines', steps: ['bootstrap-etcd'] },
-  { name: 'bootstrap-control-plane', summary: 'Run the API server, controller manager and scheduler', steps: ['bootstrap-control-plane', 'kubelet-rbac'] },
-  { name: 'bootstrap-workers', summary: 'Set up containerd, CNI, the API proxy (several control planes), kubelet and kube-proxy on the workers', steps: WORKER_STEPS },
-  { name: 'images', summary: "Load the image archives of images/ into containerd on every worker (no registry needed)", steps: ['images'] },
-  { name: 'routes', summary: "Route every worker's pod subnet via that worker, persisted", steps: ['routes'] },
-  { name: 'dns', summary: 'Run the cluster DNS add-on: CoreDNS and the kube-dns Service every pod asks (dns in cluster.yaml)', steps: ['dns'] },
-  { name: 'verify', summary: 'Read-only checks of the whole cluster', steps: ['verify'] },
-  { name: 'smoke', summary: 'Smoke-test a finished cluster: encrypted secrets, a pod, logs, exec, port-forward, NodePort', steps: ['smoke'] },
-  { name: 'reset', summary: 'Remove everything hardway installed on the machines (etcd data only with --delete-data etcd)', steps: ['reset'],
-    confirm: 'removes every service, file, certificate and route hardway installed on the chosen machines' },
-  { name: 'remove-node', summary: 'Take a worker out: drain it, delete its Node, reset it, drop its names and routes everywhere', args: 'NAME',
+  { name: 'up', group: 'cluster', summary: 'Everything in order: pki/, then each step below', preparesPki: true,
+    // Control plane and workers are disjoint machines: their two lanes run side by side.
+    steps: ['pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], UP_WORKER_LANE] }, 'routes', 'dns', 'verify'],
+    examples: [
+      ['hardway up --dry-run', 'show what would change in pki/ and on each machine, changing nothing'],
+      ['hardway up --accept-new-host-keys', "the first run: pin each machine's host key in known_hosts"],
+      ['hardway up --dir lab-demo --keep-going', 'the project in lab-demo/; after a failure, go on with the machines that did not fail'],
+      ['hardway up --only routes --node node-1', 'one step on one machine'],
+    ] },
+  { name: 'pin-hosts', group: 'cluster', summary: "Pin every machine's name in each /etc/hosts", steps: ['pin-hosts'],
+    examples: [
+      ['hardway pin-hosts --dry-run', 'show the lines of /etc/hosts that would change on each machine, changing nothing'],
+      ['hardway pin-hosts --node node-1', 'pin the names on node-1 only'],
+      ['hardway pin-hosts --local', "also pin them in this machine's own /etc/hosts (the jumpbox)"],
+    ] },
+  { name: 'distribute', group: 'cluster', summary: 'Give every machine its own certificates and keys', steps: ['distribute'],
+    examples: [
+      ['hardway distribute --dry-run', 'list the files of pki/ each machine would get, and the services that would restart'],
+      ['hardway distribute --node node-0', 'only node-0 (after "hardway certs --renew node-0")'],
+    ] },
+  { name: 'bootstrap-etcd', group: 'cluster', summary: 'Run etcd over TLS on the control-plane machines', steps: ['bootstrap-etcd'],
+    examples: [['hardway bootstrap-etcd', 'install, configure and start etcd on every control-plane machine']] },
+  { name: 'bootstrap-control-plane', group: 'cluster', summary: 'Run the API server, controller manager, scheduler', steps: ['bootstrap-control-plane', 'kubelet-rbac'],
+    examples: [['hardway bootstrap-control-plane --api-timeout 300', 'the same, waiting up to 5 minutes for a slow API server']] },
+  { name: 'bootstrap-workers', group: 'cluster', summary: 'Run containerd, CNI, kubelet, kube-proxy on workers', steps: WORKER_STEPS,
+    examples: [
+      ['hardway bootstrap-workers', 'every component on every worker'],
+      ['hardway bootstrap-workers --only containerd --node node-1', 'one component on one worker'],
+    ] },
+  { name: 'images', group: 'cluster', summary: 'Load images/ into containerd on every worker', steps: ['images'],
+    examples: [['hardway images', 'load images/*.tar (from "hardway build-images") on every worker; no registry needed']] },
+  { name: 'routes', group: 'cluster', summary: "Route every worker's pod subnet via that worker", steps: ['routes'],
+    examples: [['hardway routes --node node-1', 'put back the pod routes of node-1']] },
+  { name: 'dns', group: 'cluster', summary: 'Run the cluster DNS (CoreDNS, the kube-dns Service)', steps: ['dns'],
+    examples: [
+      ['hardway dns --ready-timeout 120', 'install CoreDNS and wait up to 2 minutes for it'],
+      ['hardway dns --dry-run', 'show the objects that would change (set dns.enabled: false in cluster.yaml to remove it)'],
+    ] },
+  { name: 'verify', group: 'cluster', summary: 'Check the whole cluster, changing nothing', steps: ['verify'],
+    examples: [['hardway verify --ready-timeout 0', 'check once, without waiting for the nodes to become Ready']] },
+  { name: 'smoke', group: 'cluster', summary: 'Smoke-test the cluster: a pod, logs, exec, a Service', steps: ['smoke'],
+    examples: [
+      ['hardway smoke', 'run the smoke test with nginx:stable (the workers must be able to pull it)'],
+      ['hardway smoke --web-image localhost/hardway/web:1', 'with the offline web image of "hardway build-images"'],
+    ] },
+  { name: 'remove-node', group: 'day-two', summary: 'Take a worker out: drain, delete its Node, reset it', args: '[NAME]',
     steps: ['drain-node', 'reset', 'pin-hosts', 'routes'], confirm: 'drains the machine and removes everything hardway installed on it',
     details: 'NAME is a worker of machines.txt, or one whose line is already gone: then its address and names come from the certificate hardway ' +
-      'issued for it, pki/machines/NAME/kubelet.crt (kept as the record). drain-node (on the first control-plane machine) cordons and drains ' +
-      'NAME and deletes its Node, reset clears NAME, then pin-hosts and routes run on every other machine as if NAME were not in machines.txt. ' +
-      'A machine that is gone for good cannot be reset: --keep-going still updates the others. Then remove its line from machines.txt.',
+      'issued for it, pki/machines/NAME/kubelet.crt (kept as the record). It is given with --node NAME or as the first argument. drain-node (on the ' +
+      'first control-plane machine) cordons and drains NAME and deletes its Node, reset clears NAME, then pin-hosts and routes run on every other ' +
+      'machine as if NAME were not in machines.txt. A machine that is gone for good cannot be reset: --keep-going still updates the others. ' +
+      'Then remove its line from machines.txt (if it is still there); "hardway up" converges.',
+    examples: [
+      ['hardway remove-node --node node-2 --dry-run', 'every change it would make, changing nothing'],
+      ['hardway remove-node --node node-2 --yes', 'drain node-2, delete its Node, reset it, and drop its names and routes everywhere'],
+    ],
     scope: async () => (await import('./removal.ts')).removalScope },
-  { name: 'up', summary: 'Everything, in order: pin-hosts, distribute, etcd, control plane, workers (images after containerd), routes, cluster DNS, verify', preparesPki: true,
-    // Control plane and workers are disjoint machines: their two lanes run side by side.
-    steps: ['pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], UP_WORKER_LANE] }, 'routes', 'dns', 'verify'] },
+  { name: 'reset', group: 'day-two', summary: 'Remove everything hardway installed on the machines', steps: ['reset'],
+    confirm: 'removes every service, file, certificate and route hardway installed on the chosen machines',
+    examples: [
+      ['hardway reset --dry-run', 'list everything reset would remove, changing nothing'],
+      ['hardway reset --node node-1 --yes', 'remove what hardway installed on node-1'],
+      ['hardway reset --yes --delete-data etcd --local', "everything, etcd's data too, and the names in this machine's /etc/hosts"],
+    ] },
 ];
 
 /** The remote command of this name. */

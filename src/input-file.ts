@@ -3,7 +3,7 @@
 // the path and what is wrong with it, never a stack trace. Also the one translation of a
 // file-system error (no space, read-only, a file in a directory's place) into a message (pathError).
 import { lstatSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
-import { dirname, relative } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import { FailureError, InputError } from './errors.ts';
 
 /** What a file-system error code means for the path it names, as a user reads it: the user's to fix (exit 2). */
@@ -111,7 +111,40 @@ export function pathError(e: unknown, shown?: string, hint?: string): InputError
   if (failure) return new FailureError(`${path ? `${path}: ` : ''}${failure[0]} (${code}${err.syscall ? ` on ${err.syscall}` : ''})`, failure[1]);
   const problem = code ? PROBLEMS[code] : undefined;
   if (!problem || !path) return undefined;
+  // No permission is about who runs hardway, never about what is at the path: moving pki/ away
+  // would make hardway issue a new CA.
+  if (code === 'EACCES' || code === 'EPERM') return new InputError(`${path}: ${problem}`, permissionHint(err.path ?? path));
   return new InputError(`${path}: ${problem}`, hint ?? 'fix or move away what is at that path, then run hardway again');
+}
+
+/** What to do about a path this user may not read or write: run as its owner, or as root. */
+export function permissionHint(path: string, uid: number = process.getuid?.() ?? -1): string {
+  // The path itself if it is there, else the directory it would be made in.
+  const lstat = (p: string) => {
+    try {
+      return lstatSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  let at = resolve(path);
+  let st = lstat(at);
+  while (!st && at !== dirname(at)) st = lstat((at = dirname(at)));
+  if (!st) return 'run hardway as a user who may write there, or as root';
+  const owner = userName(st.uid);
+  if (st.uid === uid) return `${displayPath(at)} belongs to you (${owner}) but its mode (${(st.mode & 0o777).toString(8).padStart(4, '0')}) shuts you out: give yourself access (chmod u+rwX), then run hardway again`;
+  return `${displayPath(at)} belongs to ${owner}: run hardway as ${owner === 'root' ? 'root (sudo)' : `${owner} (the owner), or as root`}`;
+}
+
+/** A user's name from /etc/passwd, else `uid N`. */
+function userName(uid: number): string {
+  try {
+    const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.split(':')[2] === String(uid));
+    if (line) return line.split(':')[0]!;
+  } catch {
+    // No readable /etc/passwd: the number will do.
+  }
+  return `uid ${uid}`;
 }
 
 /** Runs `fn`; a file-system error it throws becomes pathError's, naming `shown` (others pass through). */

@@ -2,6 +2,7 @@
 // Inventory. Every value that differs per machine or per cluster comes from here.
 import { dirname, join, resolve } from 'node:path';
 import { InputError, quote } from './errors.ts';
+import { closest, didYouMean } from './cli/suggest.ts';
 import { displayPath, readInputFile } from './input-file.ts';
 import { defaultClusterDnsIp, loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
 import { apiServiceNames, sharedApiName } from './api-names.ts';
@@ -252,8 +253,9 @@ export function selectMachines(inv: Inventory, names: string[] | undefined): Mac
   if (!names || names.length === 0) return inv.machines;
   for (const n of names) {
     if (!inv.machines.some((m) => m.hostname === n)) {
+      const near = didYouMean(closest(n, inv.machines.map((m) => m.hostname)));
       throw new InputError(`no machine named "${n}" in machines.txt`,
-        `known machines: ${inv.machines.map((m) => m.hostname).join(', ')}`);
+        `${near ? `${near} ` : ''}known machines: ${inv.machines.map((m) => m.hostname).join(', ')}`);
     }
   }
   return inv.machines.filter((m) => names.includes(m.hostname));

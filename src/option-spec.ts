@@ -1,5 +1,6 @@
-// How a command option is described: the shape node:util parseArgs takes, plus what --help says.
-// Below the CLI, so the steps can declare the options they add (src/steps/options.ts).
+// How a command option and an example are described: the shape node:util parseArgs takes, plus what
+// --help says. Below the CLI, so the steps (src/steps/options.ts) and the command table
+// (src/command-table.ts) can declare theirs.
 
 /** One option of a command, as node:util parseArgs takes it plus a description for --help. */
 export interface OptionSpec {
@@ -13,5 +14,13 @@ export interface OptionSpec {
   choices?: readonly string[];
   /** Placeholder shown in help, e.g. NAME. */
   arg?: string;
+  /** The option's earlier name: typing it is a usage error that names this one. */
+  formerly?: string;
   description: string;
 }
+
+/** An example for --help and the docs: the command line, and what it does. */
+export type Example = readonly [command: string, does: string];
+
+/** The headings of the top-level help a command sits under. */
+export type CommandGroupKey = 'machines' | 'project' | 'cluster' | 'day-two';

@@ -194,4 +194,5 @@ export function parseRegistries(node: unknown, ctx: RegistriesContext, line?: nu
   }
 }
 
-const MIRROR_KEYS = ['url', 'plainHttp', 'ca', 'skipVerify', 'capabilities'];
+/** The keys of one mirror of a registry in cluster.yaml. */
+export const MIRROR_KEYS = ['url', 'plainHttp', 'ca', 'skipVerify', 'capabilities'];

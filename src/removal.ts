@@ -61,9 +61,9 @@ function recordedWorker(inv: Inventory, name: string): Machine {
 }
 
 /** remove-node's scope (a RunScope of src/command-table.ts): the inventory without NAME, which leaves the cluster in this run. */
-export const removalScope = (inv: Inventory, positionals: string[]): { inventory: Inventory; note: string } => {
-  const [name, ...rest] = positionals;
-  if (!name || rest.length > 0) throw new InputError('remove-node takes exactly one NAME', 'e.g. hardway remove-node node-2 --yes');
+export const removalScope = (inv: Inventory, names: string[]): { inventory: Inventory; note: string } => {
+  const [name, ...rest] = names;
+  if (!name || rest.length > 0) throw new InputError('remove-node takes exactly one worker', 'e.g. hardway remove-node --node node-2 --yes');
   const { machine, others, from } = removalOf(inv, name);
   return { inventory: { ...others, leaving: [machine] }, note: `remove-node: ${name} (${machine.ip}, from ${from})` };
 };

@@ -19,9 +19,9 @@ export interface BenchLab {
   labUpSeconds: number;
 }
 
-/** `hardway lab down --name NAME`; a lab that is not there is fine. */
+/** `hardway lab down --name NAME --yes`; a lab that is not there is fine. */
 export async function labDown(name: string): Promise<void> {
-  mustSucceed(await hardway(['lab', 'down', '--name', name], { stoppable: false }), `hardway lab down --name ${name}`);
+  mustSucceed(await hardway(['lab', 'down', '--name', name, '--yes'], { stoppable: false }), `hardway lab down --name ${name} --yes`);
 }
 
 /** A new temporary project directory for a lab. */

@@ -21,7 +21,7 @@ import { checkPkiDir, checkPkiWrites, ensurePkiDir, narrowMode, readOptional, wr
 export type CertsReport = PkiReport;
 
 /** A CA that exists and is usable: its certificate and key. */
-interface ExistingCa {
+export interface ExistingCa {
   pem: string;
   cert: X509Certificate;
   key: KeyPair;
@@ -53,21 +53,7 @@ export async function ensureCertificates(inv: Inventory, now: Date, opts: Ensure
   note(ensurePkiDir(inv.dir));
   lines.push(...migrateLegacyLayout(inv, new Map([...existing].map(([n, ca]) => [n, ca.cert])), now).map(doneLine));
 
-  const leaves = ids.map((id) => {
-    const ca = existing.get(id.issuer);
-    const verdict = inspect({
-      profile: profileOf(id), crtPem: readOptional(at(id.files.crt)), keyPem: readOptional(at(id.files.key)),
-      issuer: ca?.cert, keyAlgorithm: settings.keyAlgorithm, now,
-    });
-    const reasons = verdict.differences.map((d) => d.text);
-    if (verdict.expired) reasons.push(expiredText(verdict.notAfter!, now));
-    else if (verdict.daysLeft !== undefined && verdict.daysLeft < settings.renewBeforeDays) reasons.push(`expires in ${verdict.daysLeft} days`);
-    if (reasons.length === 0 && opts.renew?.has(id.name)) reasons.push(RENEW_REASON);
-    const fresh = verdict.differences.some((d) => d.kind === 'missing') && verdict.differences.some((d) => d.kind === 'key-missing');
-    // The service-accounts key signs every service-account token: a new one would void them all.
-    const keyPem = id.keepKey && verdict.key && algorithmOf(verdict.key) === settings.keyAlgorithm ? readOptional(at(id.files.key)) : undefined;
-    return { id, reasons, fresh, kept: keyPem === undefined ? undefined : keyFromPem(keyPem) };
-  });
+  const leaves = judgeLeaves(inv, ids, existing, now, opts);
 
   // Every key that is needed, generated at once: node:crypto runs them on the libuv pool in parallel.
   const newCas = cas.filter((ca) => !existing.has(ca.name));
@@ -114,8 +100,37 @@ export async function ensureCertificates(inv: Inventory, now: Date, opts: Ensure
   return { lines, warnings };
 }
 
+/** One leaf as `hardway certs` judges it: why it must be (re)issued (none: kept), whether it is new, the key it keeps. */
+export interface LeafVerdict {
+  id: Identity;
+  reasons: string[];
+  fresh: boolean;
+  kept: KeyPair | undefined;
+}
+
+/** Judges every leaf against the inventory and the CAs as they are (a CA not there yet signs none of them). Reads only. */
+export function judgeLeaves(inv: Inventory, ids: Identity[], cas: ReadonlyMap<CaName, ExistingCa>, now: Date, opts: EnsureOptions = {}): LeafVerdict[] {
+  const { settings } = inv;
+  const at = (p: string) => join(inv.dir, p);
+  return ids.map((id) => {
+    const ca = cas.get(id.issuer);
+    const verdict = inspect({
+      profile: profileOf(id), crtPem: readOptional(at(id.files.crt)), keyPem: readOptional(at(id.files.key)),
+      issuer: ca?.cert, keyAlgorithm: settings.keyAlgorithm, now,
+    });
+    const reasons = verdict.differences.map((d) => d.text);
+    if (verdict.expired) reasons.push(expiredText(verdict.notAfter!, now));
+    else if (verdict.daysLeft !== undefined && verdict.daysLeft < settings.renewBeforeDays) reasons.push(`expires in ${verdict.daysLeft} days`);
+    if (reasons.length === 0 && opts.renew?.has(id.name)) reasons.push(RENEW_REASON);
+    const fresh = verdict.differences.some((d) => d.kind === 'missing') && verdict.differences.some((d) => d.kind === 'key-missing');
+    // The service-accounts key signs every service-account token: a new one would void them all.
+    const keyPem = id.keepKey && verdict.key && algorithmOf(verdict.key) === settings.keyAlgorithm ? readOptional(at(id.files.key)) : undefined;
+    return { id, reasons, fresh, kept: keyPem === undefined ? undefined : keyFromPem(keyPem) };
+  });
+}
+
 /** A CA found in pki/, or undefined if neither file exists; a half or mismatched CA is an error. */
-function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string | undefined, now: Date): ExistingCa | undefined {
+export function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string | undefined, now: Date): ExistingCa | undefined {
   if (crtPem === undefined && keyPem === undefined) return undefined;
   const restore = `restore it from your backup; hardway never replaces a CA because every certificate, kubeconfig and running component trusts it (to start over on purpose, move ${ca.files.crt} and ${ca.files.key} away)`;
   if (keyPem === undefined) throw new FailureError(`${ca.files.crt} exists but ${ca.files.key} is missing; nothing was changed`, restore);

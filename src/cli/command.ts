@@ -1,9 +1,13 @@
-// The shape of a CLI command: its options (which double as its --help) and its run function.
+// The shape of a CLI command: its options (which double as its --help) and its run function, and
+// the options that mean the same on every command (the project, SSH, --json), declared once.
+import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { InputError } from '../errors.ts';
+import { quote } from '../shell.ts';
+import { closest, didYouMean } from './suggest.ts';
 
-export type { OptionSpec } from '../option-spec.ts';
-import type { OptionSpec } from '../option-spec.ts';
+export type { Example, OptionSpec } from '../option-spec.ts';
+import type { Example, OptionSpec } from '../option-spec.ts';
 
 /** What a command's run function receives: parsed options, positionals and the I/O to use. */
 export interface CliContext {
@@ -13,6 +17,8 @@ export interface CliContext {
   stderr: Writable;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** The arguments as typed after `hardway`, for messages that show the command again (sudo ...). */
+  argv?: readonly string[];
 }
 
 /** A command the user can type: `hardway <name> ...`. */
@@ -22,9 +28,11 @@ export interface CliCommand {
   summary: string;
   /** Positional arguments for the usage line, e.g. 'MACHINE [COMMAND...]'. */
   args?: string;
-  /** Extra paragraphs for --help. */
+  /** Extra paragraphs for --help (blank lines between paragraphs; they are wrapped to the terminal). */
   details?: string;
   options: Record<string, OptionSpec>;
+  /** At least one: the Examples section of --help. */
+  examples: readonly Example[];
   /**
    * For a command with --json: the fields of its object, empty, that it prints with `ok: false`
    * and `error` when it cannot run (e.g. {findings: []}), so a script reads one shape.
@@ -33,19 +41,75 @@ export interface CliCommand {
   run(ctx: CliContext): Promise<number>;
 }
 
-/** Options every command that reads the inventory takes. */
+/** What a command's own module declares: everything but its summary, which is the command table's (src/commands/index.ts). */
+export type CommandModule = Omit<CliCommand, 'summary'>;
+
+/** Options every command that works on a project takes: where its directory and machines file are. */
 export const INVENTORY_OPTIONS: Record<string, OptionSpec> = {
+  dir: {
+    type: 'string',
+    arg: 'DIR',
+    description: 'the project directory: machines.txt, cluster.yaml, pki/, downloads/ (default: the current directory)',
+  },
   machines: {
     type: 'string',
     arg: 'FILE',
-    default: 'machines.txt',
-    description: 'the inventory; cluster.yaml, pki/ and known_hosts are looked up beside it',
+    description: 'the machines file, if not DIR/machines.txt; the project directory is the one it is in',
   },
 };
+
+/** Options every command that logs in to the machines over SSH takes. */
+export const SSH_OPTIONS: Record<string, OptionSpec> = {
+  identity: { type: 'string', short: 'i', multiple: true, arg: 'FILE', description: 'private key to offer first' },
+  'accept-new-host-keys': { type: 'boolean', description: 'pin the host key of a machine not yet in known_hosts (a changed key is always refused)' },
+  verbose: { type: 'boolean', short: 'v', description: 'show every connection attempt and remote command as it runs' },
+};
+
+/** The --json option, with what the one object holds. */
+export function jsonOption(shape: string): OptionSpec {
+  return { type: 'boolean', description: `print one JSON object on stdout, also when the command fails (ok: false, error): ${shape}` };
+}
+
+/** The option a destructive command needs before it changes anything. */
+export function yesOption(what: string): OptionSpec {
+  return { type: 'boolean', description: `yes, do it: ${what} (--dry-run shows what, changing nothing)` };
+}
+
+/** The machines file a command works on: --machines FILE, else DIR/machines.txt (--dir), else ./machines.txt. */
+export function machinesFile(ctx: Pick<CliContext, 'values' | 'cwd'>): string {
+  const { dir, machines } = ctx.values;
+  if (typeof dir === 'string' && typeof machines === 'string') {
+    throw new InputError('--dir and --machines both name the project', 'give one: --dir DIR (its machines.txt), or --machines FILE (the directory it is in)');
+  }
+  if (typeof machines === 'string') return resolve(ctx.cwd, machines);
+  return resolve(ctx.cwd, typeof dir === 'string' ? dir : '.', 'machines.txt');
+}
+
+/** True when the command line named the project (--dir or --machines) rather than using the current directory. */
+export function projectNamed(ctx: Pick<CliContext, 'values'>): boolean {
+  return typeof ctx.values.dir === 'string' || typeof ctx.values.machines === 'string';
+}
+
+/** The options that name the project again in a command hardway suggests (' --dir x'), or ''. */
+export function projectArgs(ctx: Pick<CliContext, 'values'>): string {
+  const { dir, machines } = ctx.values;
+  if (typeof machines === 'string') return ` --machines ${machines}`;
+  return typeof dir === 'string' && dir !== '.' ? ` --dir ${dir}` : '';
+}
+
+/** The command line as the user typed it (quoted for a shell), for a hint that says to run it again differently. */
+export function commandLine(ctx: Pick<CliContext, 'argv'>, name: string): string {
+  return `hardway ${(ctx.argv ?? name.split(' ')).map(quote).join(' ')}`;
+}
 
 /** Writes one line to a stream. */
 export function say(stream: Writable, line = ''): void {
   stream.write(line + '\n');
+}
+
+/** Prints a command's --json object: one line, so a script reads exactly one object from stdout. */
+export function sayJson(stream: Writable, value: unknown): void {
+  say(stream, JSON.stringify(value));
 }
 
 /**
@@ -57,7 +121,10 @@ export function checkRanges(options: Record<string, OptionSpec>, values: CliCont
     const v = values[name];
     const given = Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
     const bad = spec.choices ? given.find((g) => !spec.choices!.includes(g)) : undefined;
-    if (bad !== undefined) throw new InputError(`--${name} does not know "${bad}"`, `it takes: ${spec.choices!.join(', ')}`);
+    if (bad !== undefined) {
+      const near = didYouMean(closest(bad, spec.choices!));
+      throw new InputError(`--${name} does not know "${bad}"`, `${near ? `${near} ` : ''}it takes: ${spec.choices!.join(', ')}`);
+    }
     if (!spec.range || typeof v !== 'string') continue;
     const [min, max] = spec.range;
     if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {

@@ -1,35 +1,58 @@
-// Help text, generated from the command table and each command's options.
+// Help text, generated from the command table and each command's options and examples, wrapped
+// to the width of the terminal it is printed on.
 import type { CliCommand, OptionSpec } from './command.ts';
-import type { CommandEntry } from '../commands/entry.ts';
+import type { CommandEntry, CommandGroup } from '../commands/entry.ts';
+import { twoColumns, wrap, wrapBlock } from './wrap.ts';
 
-/** The top-level help: usage and every command with its summary. */
-export function topHelp(commands: CommandEntry[]): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
+/** The top-level help: usage, every command under its group's heading, and where to read more. */
+export function topHelp(commands: readonly CommandEntry[], groups: readonly CommandGroup[], width: number): string {
+  // One column width for every group, so the summaries line up down the whole page.
+  const names = Math.max(...commands.map((c) => c.name.length));
+  const rows = (list: ReadonlyArray<readonly [string, string]>) => twoColumns(list, width, '  ', names, true);
+  const listed = (key: CommandGroup['key']) => commands.filter((c) => c.group === key).map((c) => [c.name, c.summary] as const);
   return [
-    'hardway: build a Kubernetes cluster the hard way over SSH, idempotently.',
+    ...wrap('hardway: build a Kubernetes cluster the hard way over SSH, idempotently.', width),
     '',
     'Usage: hardway <command> [options]',
+    ...groups.flatMap((g) => ['', `${g.title}:`, ...rows(listed(g.key))]),
     '',
-    'Commands:',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    'Other:',
+    ...rows([['help COMMAND', 'the options and examples of a command'], ['version', 'print the version (also --version, -V)']]),
     '',
-    'Run "hardway <command> --help" for the options of a command.',
+    ...wrap('Run "hardway COMMAND --help" (or "hardway help COMMAND") for its options and examples. README.md is the guide; docs/ has the details.', width),
   ].join('\n');
 }
 
-/** One command's help: usage line, summary, details and options. */
-export function commandHelp(cmd: CliCommand): string {
+/** The help of a group of commands (`hardway lab`): its subcommands with their summaries. */
+export function groupHelp(prefix: string, summary: string, commands: readonly CommandEntry[], width: number): string {
+  return [
+    `Usage: hardway ${prefix} <command> [options]`,
+    '',
+    ...wrap(summary, width),
+    '',
+    'Commands:',
+    ...twoColumns(commands.map((c) => [c.name, c.summary] as const), width, '  ', 23),
+    '',
+    ...wrap(`Run "hardway ${prefix} <command> --help" for its options and examples.`, width),
+  ].join('\n');
+}
+
+/** One command's help: usage line, summary, details, options, subcommands and examples. */
+export function commandHelp(cmd: CliCommand, width: number, subcommands: readonly CommandEntry[] = []): string {
   const opts = Object.entries(cmd.options).map(([name, spec]) => [optionLabel(name, spec), describe(spec)] as const);
   opts.push(['-h, --help', 'show this help']);
-  const width = Math.max(...opts.map(([l]) => l.length));
   return [
-    `Usage: hardway ${cmd.name} [options]${cmd.args ? ' ' + cmd.args : ''}`,
+    ...wrap(`Usage: hardway ${cmd.name} [options]${cmd.args ? ' ' + cmd.args : ''}`, width, '', '         '),
     '',
-    cmd.summary,
-    ...(cmd.details ? ['', cmd.details] : []),
+    ...wrap(cmd.summary, width),
+    ...(cmd.details ? ['', ...wrapBlock(cmd.details, width)] : []),
     '',
     'Options:',
-    ...opts.map(([l, d]) => `  ${l.padEnd(width)}  ${d}`),
+    ...twoColumns(opts, width, '  ', 30),
+    ...(subcommands.length ? ['', 'Subcommands:', ...twoColumns(subcommands.map((c) => [c.name, c.summary] as const), width, '  ', 23)] : []),
+    '',
+    'Examples:',
+    ...cmd.examples.flatMap(([line, does], i) => [...(i > 0 ? [''] : []), ...wrap(does, width, '  # ', '  # '), ...wrap(line, width, '  ', '      ')]),
   ].join('\n');
 }
 

@@ -2,8 +2,9 @@
 // cluster runs hardway's own build of it, as OCI archives in images/ beside machines.txt, where
 // `hardway images` loads them from.
 import { existsSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { dirname, join, relative } from 'node:path';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, projectNamed, say, type CommandModule, type CliContext } from '../cli/command.ts';
+import { reportLines } from '../cli/json-output.ts';
 import { defaultSettings, loadClusterSettings } from '../cluster-settings.ts';
 import { InputError } from '../errors.ts';
 import { hostArch, parseArch } from '../download/arch.ts';
@@ -18,9 +19,8 @@ import { parseKubernetesVersion } from '../render/kubernetes-version.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 
 /** The `hardway build-images` command. */
-export const buildImagesCommand: CliCommand = {
+export const buildImagesCommand: CommandModule = {
   name: 'build-images',
-  summary: "Build the pause, web (and CoreDNS) images offline from Debian's packages into images/",
   details: [
     `images/pause.tar (${PAUSE_IMAGE}: sleeps, the pod sandbox image) and`,
     `images/web.tar (${WEB_IMAGE}: busybox httpd on port 80), each an OCI image archive that`,
@@ -44,34 +44,44 @@ export const buildImagesCommand: CliCommand = {
   options: {
     arch: { type: 'string', arg: 'amd64|arm64', description: "the machines' architecture (default: this machine's)" },
     ...INVENTORY_OPTIONS,
+    json: jsonOption('{ok, lines}, as printed without --json; the progress goes to stderr'),
   },
-  async run({ values, cwd, env, stdout, stderr }) {
-    const arch = typeof values.arch === 'string' ? parseArch(values.arch) : await hostArch();
-    const machines = resolve(cwd, String(values.machines));
-    if (!existsSync(machines) && values.machines !== INVENTORY_OPTIONS.machines!.default) {
-      throw new InputError(`${String(values.machines)} not found`, 'pass --machines FILE of your project (images/ goes beside it)');
-    }
-    const projectDir = dirname(machines);
-    const clusterFile = join(projectDir, 'cluster.yaml');
-    const settings = existsSync(machines) ? loadClusterSettings(clusterFile, displayPath(clusterFile)) : defaultSettings();
-    const choice = kubernetesToRender({ dir: projectDir, settings });
-    const noCoredns = whyNoCoredns(settings, { ...choice, minor: parseKubernetesVersion(choice.version)!.minor });
-    const cache = cacheDir(env);
-    const cacheRoot = dirname(cache);
-    const aptListsRoot = join(cacheRoot, 'apt-lists');
-    const log = (line: string) => say(stdout, line);
-    const where = relative(cwd, imagesDir(projectDir)) || '.';
-    const images = noCoredns === undefined ? `${PAUSE_IMAGE}, ${WEB_IMAGE} and ${COREDNS_IMAGE}` : `${PAUSE_IMAGE} and ${WEB_IMAGE}`;
-    say(stdout, `hardway build-images: ${images} for ${arch} into ${where}`);
-    if (noCoredns !== undefined) log(`  coredns: not built: ${noCoredns}`);
-    const coredns = noCoredns !== undefined ? undefined : () => buildCorednsImage({
-      projectDir, source: settings.dns.source, clusterFile, clusterShown: displayPath(clusterFile),
-      cache, cacheRoot, arch, aptListsRoot, log, progress: createProgress(stderr as NodeJS.WriteStream),
-    });
-    const r = await buildImages({ projectDir, arch, cache, aptListsRoot, log, coredns });
-    for (const f of r.written) log(`  written ${relative(cwd, join(projectDir, f)) || f}`);
-    for (const f of r.unchanged) log(`  unchanged ${relative(cwd, join(projectDir, f)) || f}`);
-    log(`${where}: ${r.written.length} written, ${r.unchanged.length} unchanged`);
-    return 0;
-  },
+  examples: [
+    ['hardway build-images', "images/pause.tar and images/web.tar (and CoreDNS's when the cluster needs hardway's own)"],
+    ['hardway build-images --arch arm64', 'the same for arm64 machines'],
+  ],
+  jsonFields: { lines: [] },
+  run: (ctx) => reportLines(ctx, buildImagesNow),
 };
+
+/** `hardway build-images` once its options are read. */
+async function buildImagesNow(ctx: CliContext): Promise<number> {
+  const { values, cwd, env, stdout, stderr } = ctx;
+  const arch = typeof values.arch === 'string' ? parseArch(values.arch) : await hostArch();
+  const machines = machinesFile(ctx);
+  if (!existsSync(machines) && projectNamed(ctx)) {
+    throw new InputError(`${displayPath(machines)} not found`, 'pass --dir DIR of your project (images/ goes into it)');
+  }
+  const projectDir = dirname(machines);
+  const clusterFile = join(projectDir, 'cluster.yaml');
+  const settings = existsSync(machines) ? loadClusterSettings(clusterFile, displayPath(clusterFile)) : defaultSettings();
+  const choice = kubernetesToRender({ dir: projectDir, settings });
+  const noCoredns = whyNoCoredns(settings, { ...choice, minor: parseKubernetesVersion(choice.version)!.minor });
+  const cache = cacheDir(env);
+  const cacheRoot = dirname(cache);
+  const aptListsRoot = join(cacheRoot, 'apt-lists');
+  const log = (line: string) => say(stdout, line);
+  const where = relative(cwd, imagesDir(projectDir)) || '.';
+  const images = noCoredns === undefined ? `${PAUSE_IMAGE}, ${WEB_IMAGE} and ${COREDNS_IMAGE}` : `${PAUSE_IMAGE} and ${WEB_IMAGE}`;
+  say(stdout, `hardway build-images: ${images} for ${arch} into ${where}`);
+  if (noCoredns !== undefined) log(`  coredns: not built: ${noCoredns}`);
+  const coredns = noCoredns !== undefined ? undefined : () => buildCorednsImage({
+    projectDir, source: settings.dns.source, clusterFile, clusterShown: displayPath(clusterFile),
+    cache, cacheRoot, arch, aptListsRoot, log, progress: createProgress(stderr as NodeJS.WriteStream),
+  });
+  const r = await buildImages({ projectDir, arch, cache, aptListsRoot, log, coredns });
+  for (const f of r.written) log(`  written ${relative(cwd, join(projectDir, f)) || f}`);
+  for (const f of r.unchanged) log(`  unchanged ${relative(cwd, join(projectDir, f)) || f}`);
+  log(`${where}: ${r.written.length} written, ${r.unchanged.length} unchanged`);
+  return 0;
+}

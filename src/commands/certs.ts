@@ -1,6 +1,6 @@
 // `hardway certs` and `hardway certs check`: the CA and every certificate in pki/, on the jumpbox.
-import { resolve } from 'node:path';
-import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, say, SSH_OPTIONS, type CliContext, type CommandModule } from '../cli/command.ts';
+import { reportLines } from '../cli/json-output.ts';
 import { checkCertificates, formatCheck } from '../certs/check.ts';
 import { ensureCertificates } from '../certs/ensure.ts';
 import { identitiesFor } from '../certs/identities.ts';
@@ -13,67 +13,76 @@ import { loadInventory } from '../inventory.ts';
 import { printReport } from './print-report.ts';
 
 /** Creates the CAs once, then issues or reissues exactly the certificates that no longer match the inventory. */
-export const certsCommand: CliCommand = {
+export const certsCommand: CommandModule = {
   name: 'certs',
-  summary: 'Create the CA and every certificate in pki/ (keeps what is still right)',
   args: '[--renew [IDENTITY ...] | --renew-ca [--force]]',
   details:
     'The CA and the etcd CA are made once and never replaced. A certificate is reissued only when ' +
     'its subject, names, usages, signing CA or key algorithm no longer match the inventory, its key ' +
     'does not match, or it expires within renewBeforeDays (cluster.yaml). One line per certificate: ' +
-    'kept, issued or reissued with the reason. Key contents are never printed.\n' +
+    'kept, issued or reissued with the reason. Key contents are never printed.\n\n' +
     'With --renew, the named leaf certificates (all of them when none is named) get a new key and ' +
     'certificate although they are still right, and the kubeconfigs that embed them are rewritten; ' +
     'then "hardway distribute" installs them and restarts only the services that read them (control-plane ' +
     'machines one at a time, each API server ready before the next). IDENTITY is a name as printed ' +
     '(kube-api-server, node-0/kubelet, server/etcd-server) or a machine (its own certificates); a ' +
     'certificate\'s name wins, so for a machine named admin, admin is the certificate and admin/kubelet its own. ' +
-    'A CA is never renewed by --renew.\n' +
+    'A CA is never renewed by --renew.\n\n' +
     'With --renew-ca, the cluster CA is rotated in three runs, each followed by "hardway distribute": ' +
     'start (a new CA joins pki/ca.crt, a bundle trusted on every machine and in every kubeconfig; the ' +
     'old CA still signs), switch (the new CA signs and every certificate of the cluster CA is reissued; ' +
     'both are still trusted) and finish (the old CA leaves the bundle; its files stay in pki/ca-previous.*). ' +
     'Two phases for the components: both CAs trusted, then the old one removed. switch and finish are ' +
     'refused while any machine does not hold pki/\'s current files (what distribute --dry-run would change ' +
-    'there), so none meets a certificate it does not trust; --force goes ahead anyway. The etcd CA is not rotated.',
+    'there, asked over SSH), so none meets a certificate it does not trust; --force goes ahead anyway. The etcd CA is not rotated.',
   options: {
     ...INVENTORY_OPTIONS,
     renew: { type: 'boolean', description: 'reissue the named leaf certificates (every leaf when none is named), new keys included' },
     'renew-ca': { type: 'boolean', description: 'the next stage of a rotation of the cluster CA (start, switch, finish: see above)' },
     force: { type: 'boolean', description: '--renew-ca: go ahead although some machine does not hold pki/\'s current CA files' },
+    json: jsonOption('{ok, lines}: one line per certificate, as printed without --json'),
+    ...SSH_OPTIONS,
   },
-  async run(ctx) {
-    const { values, positionals, stdout, stderr, cwd } = ctx;
-    const renewing = values.renew === true;
-    if (values['renew-ca'] === true) {
-      if (renewing || positionals.length > 0) throw new InputError('--renew-ca goes alone', 'renew the CA first (all its stages), leaves any time with --renew');
-      const inv = loadInventory(resolve(cwd, values.machines as string));
-      return withRunLock(inv.dir, 'certs', () => renewCa(inv, ctx, values.force === true));
-    }
-    if (values.force === true) throw new InputError('--force goes with --renew-ca only');
-    if (!renewing && positionals.length > 0) {
-      throw new InputError(`unexpected argument "${positionals[0]}"`, 'certificate names go with --renew: hardway certs --renew NAME ...');
-    }
-    const inv = loadInventory(resolve(cwd, values.machines as string));
-    // Checked before the lock and before any file: an unknown name changes nothing.
-    const renew = renewing ? renewSelection(identitiesFor(inv), positionals) : undefined;
-    return withRunLock(inv.dir, 'certs', async () => {
-      printReport(await ensureCertificates(inv, new Date(), { ...(renew ? { renew } : {}) }), { stdout, stderr });
-      if (renew) {
-        // The kubeconfigs embed the client certificates: renewed ones must not keep the old.
-        const written = writeKubeconfigs(inv);
-        printReport({ ...written, lines: written.lines.filter((l) => !l.kept) }, { stdout, stderr });
-        say(stdout, 'next: hardway distribute (installs the renewed files and restarts only the services that read them)');
-      }
-      return 0;
-    });
-  },
+  examples: [
+    ['hardway certs', 'make what is missing or out of date in pki/, keep the rest'],
+    ['hardway certs --renew kube-api-server node-0/kubelet', 'new keys and certificates for these two; then run "hardway distribute"'],
+    ['hardway certs --renew-ca', 'the next stage of a rotation of the cluster CA (start, switch, finish)'],
+  ],
+  jsonFields: { lines: [] },
+  run: (ctx) => reportLines(ctx, certs),
 };
 
+/** `hardway certs` once its options are read; prints its report on ctx.stdout. */
+async function certs(ctx: CliContext): Promise<number> {
+  const { values, positionals, stdout, stderr } = ctx;
+  const renewing = values.renew === true;
+  if (values['renew-ca'] === true) {
+    if (renewing || positionals.length > 0) throw new InputError('--renew-ca goes alone', 'renew the CA first (all its stages), leaves any time with --renew');
+    const inv = loadInventory(machinesFile(ctx));
+    return withRunLock(inv.dir, 'certs', () => renewCa(inv, ctx, values.force === true));
+  }
+  if (values.force === true) throw new InputError('--force goes with --renew-ca only');
+  if (!renewing && positionals.length > 0) {
+    throw new InputError(`unexpected argument "${positionals[0]}"`, 'certificate names go with --renew: hardway certs --renew NAME ...');
+  }
+  const inv = loadInventory(machinesFile(ctx));
+  // Checked before the lock and before any file: an unknown name changes nothing.
+  const renew = renewing ? renewSelection(identitiesFor(inv), positionals) : undefined;
+  return withRunLock(inv.dir, 'certs', async () => {
+    printReport(await ensureCertificates(inv, new Date(), { ...(renew ? { renew } : {}) }), { stdout, stderr });
+    if (renew) {
+      // The kubeconfigs embed the client certificates: renewed ones must not keep the old.
+      const written = writeKubeconfigs(inv);
+      printReport({ ...written, lines: written.lines.filter((l) => !l.kept) }, { stdout, stderr });
+      say(stdout, 'next: hardway distribute (installs the renewed files and restarts only the services that read them)');
+    }
+    return 0;
+  });
+}
+
 /** Read-only check of every certificate: chain, key, subject, names, expiry. Exit 1 on any problem. */
-export const certsCheckCommand: CliCommand = {
+export const certsCheckCommand: CommandModule = {
   name: 'certs check',
-  summary: 'Check every certificate: chain, key, names, expiry',
   details:
     'For each CA and each certificate the inventory needs: it exists, is signed by its CA, its key ' +
     'matches and is mode 0600, its subject, names and usages match the inventory, and it has not ' +
@@ -81,11 +90,16 @@ export const certsCheckCommand: CliCommand = {
     'the fix (hardway certs --renew NAME && hardway distribute). Exit 1 when anything is wrong.',
   options: {
     ...INVENTORY_OPTIONS,
-    json: { type: 'boolean', description: 'print exactly one JSON object: {ok, problems: [...], certificates: [...]}' },
+    json: jsonOption('{ok, problems: [...], certificates: [...]}'),
   },
+  examples: [
+    ['hardway certs check', 'check every certificate in pki/; exit 1 when one is wrong or expires soon'],
+    ['hardway certs check --json', 'the same as one JSON object'],
+  ],
   jsonFields: { problems: [], certificates: [] },
-  async run({ values, stdout, cwd }) {
-    const inv = loadInventory(resolve(cwd, values.machines as string));
+  async run(ctx) {
+    const { values, stdout } = ctx;
+    const inv = loadInventory(machinesFile(ctx));
     const report = checkCertificates(inv, new Date());
     if (values.json) say(stdout, JSON.stringify(report, null, 2));
     else for (const line of formatCheck(report)) say(stdout, line);

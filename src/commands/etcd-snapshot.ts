@@ -1,7 +1,8 @@
 // `hardway etcd snapshot save|restore`: the options, the wiring (the jumpbox's etcdctl, the SSH
 // transport, the project lock and run log) and the exit codes; the work is in src/etcd-snapshot/.
 import { resolve } from 'node:path';
-import { INVENTORY_OPTIONS, type CliCommand, type CliContext } from '../cli/command.ts';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, SSH_OPTIONS, yesOption, type CommandModule, type CliContext } from '../cli/command.ts';
+import { reportLines } from '../cli/json-output.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { openRunLog } from '../engine/run-log.ts';
 import { CommandError, InputError } from '../errors.ts';
@@ -11,11 +12,9 @@ import { restoreSnapshot } from '../etcd-snapshot/restore.ts';
 import { localStatus, saveSnapshot } from '../etcd-snapshot/save.ts';
 import { shownPath } from '../etcd-snapshot/snapshot-file.ts';
 import { hostConnector, runCommand } from '../transport/index.ts';
-import { sshOptions } from './ssh-options.ts';
+import { shownTransport, sshOptions } from './ssh-options.ts';
 import { Redactor } from '../ui/redact.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
-
-const IDENTITY = { identity: { type: 'string', short: 'i', multiple: true, arg: 'FILE', description: 'private key to offer first' } } as const;
 
 /** The one FILE argument (absolute), if given; a usage error for more than one, or none when `required`. */
 function positional(ctx: CliContext, command: string, required: boolean): string | undefined {
@@ -27,34 +26,40 @@ function positional(ctx: CliContext, command: string, required: boolean): string
 }
 
 /** `hardway etcd snapshot save [FILE]`. */
-export const etcdSnapshotSaveCommand: CliCommand = {
+export const etcdSnapshotSaveCommand: CommandModule = {
   name: 'etcd snapshot save',
-  summary: "Save a snapshot of the cluster's etcd on the jumpbox (0600, verified)",
   args: '[FILE]',
   details: [
     'etcdctl from downloads/client asks one member (the first control-plane machine that answers, or',
     '--node) over TLS with pki/etcd-client.crt; the snapshot goes to FILE, default',
-    'backups/etcd-snapshot-<UTC time>.db beside machines.txt (a 0700 directory with a .gitignore of *),',
+    'backups/etcd-snapshot-<UTC time>.db in the project directory (a 0700 directory with a .gitignore of *),',
     'mode 0600: it holds every secret of the cluster. FILE is checked (integrity hash, etcdctl snapshot',
     'status: revision, keys, size, hash) before it gets its name, and never overwritten. Nothing changes',
-    'on any machine. Exit codes: 0 saved, 1 no member sent a valid snapshot, 2 usage or input error.',
+    'on any machine.',
+    '',
+    'Exit codes: 0 saved, 1 no member sent a valid snapshot, 2 usage or input error.',
   ].join('\n'),
   options: {
     ...INVENTORY_OPTIONS,
     node: { type: 'string', arg: 'NAME', description: 'the control-plane machine to ask (default: each in order until one answers)' },
+    json: jsonOption('{ok, lines}, as printed without --json'),
   },
-  async run(ctx) {
-    const file = positional(ctx, 'etcd snapshot save', false);
-    const inventory = loadInventory(resolve(ctx.cwd, ctx.values.machines as string));
-    await saveSnapshot({ inventory, file, node: ctx.values.node as string | undefined, cwd: ctx.cwd, out: ctx.stdout, now: new Date(), run: (cmd) => runCommand(cmd, { timeoutMs: 30 * 60_000 }) });
+  examples: [
+    ['hardway etcd snapshot save', 'to backups/etcd-snapshot-<UTC time>.db, mode 0600'],
+    ['hardway etcd snapshot save before-upgrade.db --node server-1', 'to before-upgrade.db, asking server-1'],
+  ],
+  jsonFields: { lines: [] },
+  run: (ctx) => reportLines(ctx, async (c) => {
+    const file = positional(c, 'etcd snapshot save', false);
+    const inventory = loadInventory(machinesFile(c));
+    await saveSnapshot({ inventory, file, node: c.values.node as string | undefined, cwd: c.cwd, out: c.stdout, now: new Date(), run: (cmd) => runCommand(cmd, { timeoutMs: 30 * 60_000 }) });
     return 0;
-  },
+  }),
 };
 
 /** `hardway etcd snapshot restore FILE`. */
-export const etcdSnapshotRestoreCommand: CliCommand = {
+export const etcdSnapshotRestoreCommand: CommandModule = {
   name: 'etcd snapshot restore',
-  summary: 'Restore every etcd member from a snapshot: stops the control plane and etcd, restores, starts them',
   args: 'FILE',
   details: [
     'First checks FILE on the jumpbox (integrity hash, etcdctl snapshot status); a file that is not a',
@@ -65,32 +70,42 @@ export const etcdSnapshotRestoreCommand: CliCommand = {
     'deleted), puts the restored one in place (0700), starts etcd on every member, then the control plane,',
     'and waits until each API server is ready. Workers are not touched. --dry-run prints every command.',
     'It replaces the cluster\'s whole state: it runs only with --yes (or shows its plan with --dry-run).',
+    '',
     'Exit codes: 0 restored, 1 a machine failed (the message says what state the cluster is in), 2 usage or input error.',
   ].join('\n'),
   options: {
     ...INVENTORY_OPTIONS,
     'dry-run': { type: 'boolean', description: 'check FILE and print what the restore would do on each machine; change nothing' },
-    yes: { type: 'boolean', description: 'yes, do it: every etcd member\'s data is replaced by the snapshot\'s (the old is kept aside)' },
-    ...IDENTITY,
+    yes: yesOption("every etcd member's data is replaced by the snapshot's (the old is kept aside)"),
+    json: jsonOption('{ok, lines}, as printed without --json'),
+    ...SSH_OPTIONS,
   },
-  async run(ctx) {
-    const file = positional(ctx, 'etcd snapshot restore', true)!;
-    checkIdentityFiles(ctx.values.identity as string[] | undefined, ctx.cwd);
-    const inventory = loadInventory(resolve(ctx.cwd, ctx.values.machines as string));
-    const dryRun = ctx.values['dry-run'] === true;
-    const connect = hostConnector(inventory, sshOptions(ctx, inventory));
-    return withRunLock(inventory.dir, 'etcd snapshot restore', async () => {
-      await restoreSnapshot({
-        inventory, file, cwd: ctx.cwd, dryRun, confirmed: ctx.values.yes === true, out: ctx.stdout, now: new Date(),
-        openLog: () => openRunLog(inventory.dir, 'etcd-snapshot-restore', new Redactor()),
-        connect: (m) => connect({ name: m.hostname, machine: m }),
-        // etcdctl's verdict on the file is about the user's input: exit 2, nothing changed.
-        status: (f) => localStatus({ run: (cmd) => runCommand(cmd, { timeoutMs: 10 * 60_000 }) }, jumpboxEtcdctl(inventory, false), f).catch((e: unknown) => {
-          if (!(e instanceof CommandError)) throw e;
-          throw new InputError(`${shownPath(f, ctx.cwd)} is not an etcd snapshot: etcdctl snapshot status says: ${e.stderr.trim().split('\n').at(-1) ?? ''}`, 'give a file saved by "hardway etcd snapshot save"');
-        }),
-      });
-      return 0;
-    });
-  },
+  examples: [
+    ['hardway etcd snapshot restore backups/etcd-snapshot-20261201T120000Z.db --dry-run', 'check the file and print every command the restore would run, changing nothing'],
+    ['hardway etcd snapshot restore backups/etcd-snapshot-20261201T120000Z.db --yes', 'restore it on every control-plane machine'],
+  ],
+  jsonFields: { lines: [] },
+  run: (ctx) => reportLines(ctx, restore),
 };
+
+/** `hardway etcd snapshot restore` once its options are read. */
+async function restore(ctx: CliContext): Promise<number> {
+  const file = positional(ctx, 'etcd snapshot restore', true)!;
+  checkIdentityFiles(ctx.values.identity as string[] | undefined, ctx.cwd);
+  const inventory = loadInventory(machinesFile(ctx));
+  const dryRun = ctx.values['dry-run'] === true;
+  const connect = hostConnector(inventory, sshOptions(ctx, inventory));
+  return withRunLock(inventory.dir, 'etcd snapshot restore', async () => {
+    await restoreSnapshot({
+      inventory, file, cwd: ctx.cwd, dryRun, confirmed: ctx.values.yes === true, out: ctx.stdout, now: new Date(),
+      openLog: () => openRunLog(inventory.dir, 'etcd-snapshot-restore', new Redactor()),
+      connect: async (m) => shownTransport(ctx, await connect({ name: m.hostname, machine: m }), m.hostname),
+      // etcdctl's verdict on the file is about the user's input: exit 2, nothing changed.
+      status: (f) => localStatus({ run: (cmd) => runCommand(cmd, { timeoutMs: 10 * 60_000 }) }, jumpboxEtcdctl(inventory, false), f).catch((e: unknown) => {
+        if (!(e instanceof CommandError)) throw e;
+        throw new InputError(`${shownPath(f, ctx.cwd)} is not an etcd snapshot: etcdctl snapshot status says: ${e.stderr.trim().split('\n').at(-1) ?? ''}`, 'give a file saved by "hardway etcd snapshot save"');
+      }),
+    });
+    return 0;
+  });
+}

@@ -1,35 +1,60 @@
-// The one command table: every command hardway offers, its summary, and for a command that works on
-// the machines its steps (with the lanes that run side by side) and whether it first makes pki/.
-// Commands load lazily so that --help and one command stay fast.
+// The one command table: every command hardway offers, its summary and the heading it is listed
+// under; a command that works on the machines comes from src/command-table.ts (its steps, lanes,
+// examples). Commands load lazily so that --help and one command stay fast.
 import type { CliCommand } from '../cli/command.ts';
-import { isRemote, type CommandEntry } from './entry.ts';
+import { isRemote, type CommandEntry, type CommandGroup } from './entry.ts';
 import { remoteEntry } from '../command-table.ts';
 
-export { isRemote, type CommandEntry, type RemoteCommandEntry } from './entry.ts';
+export { isRemote, type CommandEntry, type CommandGroup, type RemoteCommandEntry } from './entry.ts';
 
 const remote = remoteEntry;
 
+/** The headings of the top-level help, in the order a newcomer needs them. */
+export const GROUPS: CommandGroup[] = [
+  { key: 'machines', title: 'Machines to build on' },
+  { key: 'project', title: 'The project on this machine (no SSH)' },
+  { key: 'cluster', title: 'Build the cluster (over SSH; each a step of up)' },
+  { key: 'day-two', title: 'Day two' },
+];
+
+/** Words that start several commands (`hardway lab`): what the group is, for its help. */
+export const SUBCOMMAND_GROUPS: Record<string, string> = {
+  lab: 'Local lab machines to build a cluster on: systemd-nspawn containers with sshd and cloud-init, on a bridge of their own. Needs root and Debian.',
+  multipass: 'Multipass VMs to build a cluster on, their host keys pinned before the first connection.',
+  etcd: "The cluster's etcd: snapshots saved on this machine and restored to every member.",
+  'etcd snapshot': "Save a snapshot of the cluster's etcd, or restore every member from one.",
+};
+
+/** Other words people type for a command: `hardway install` suggests up. */
+export const COMMAND_ALIASES: Record<string, string> = {
+  install: 'up', deploy: 'up', apply: 'up', create: 'up', bootstrap: 'up',
+  uninstall: 'reset', destroy: 'reset', teardown: 'reset', delete: 'reset',
+  check: 'verify', test: 'smoke', status: 'verify', diagnose: 'doctor', debug: 'doctor',
+  backup: 'etcd snapshot save', restore: 'etcd snapshot restore', inv: 'inventory',
+};
+
 /** The command table, in the order a user meets them. */
 export const COMMANDS: CommandEntry[] = [
-  { name: 'inventory', summary: 'Check machines.txt and cluster.yaml and show what hardway understood', load: async () => (await import('./inventory.ts')).inventoryCommand },
-  { name: 'certs', summary: 'Create the CA and every certificate in pki/ (keeps what is still right)', load: async () => (await import('./certs.ts')).certsCommand },
-  { name: 'certs check', summary: 'Check every certificate: chain, key, names, expiry', load: async () => (await import('./certs.ts')).certsCheckCommand },
-  { name: 'kubeconfigs', summary: 'Write every kubeconfig into pki/, certificates embedded', load: async () => (await import('./kubeconfigs.ts')).kubeconfigsCommand },
-  { name: 'encryption-config', summary: 'Write the encryption-at-rest config (key generated once, then kept)', load: async () => (await import('./encryption-config.ts')).encryptionConfigCommand },
-  { name: 'render', summary: "Render each machine's files into a directory tree, as they will be installed", load: async () => (await import('./render.ts')).renderCommand },
-  { name: 'download', summary: 'Download and verify the binaries into downloads/ (or extract them from Debian packages)', load: async () => (await import('./download.ts')).downloadCommand },
-  { name: 'build-images', summary: "Build the pause, web (and CoreDNS) images offline from Debian's packages into images/", load: async () => (await import('./build-images.ts')).buildImagesCommand },
-  { name: 'lab up', summary: 'Start local lab machines (systemd-nspawn) with sshd and cloud-init', load: async () => (await import('./lab.ts')).labUpCommand },
-  { name: 'lab status', summary: 'Show each lab machine: address, running, SSH reachable', load: async () => (await import('./lab.ts')).labStatusCommand },
-  { name: 'lab ssh', summary: 'Open a shell or run a command on a lab machine', load: async () => (await import('./lab.ts')).labSshCommand },
-  { name: 'lab reboot', summary: 'Restart a lab machine for real (cloud-init runs again)', load: async () => (await import('./lab.ts')).labRebootCommand },
-  { name: 'lab stop', summary: 'Stop one lab machine', load: async () => (await import('./lab.ts')).labStopCommand },
-  { name: 'lab start', summary: 'Start a stopped lab machine', load: async () => (await import('./lab.ts')).labStartCommand },
-  { name: 'lab break', summary: 'Break a healthy lab machine on purpose (a real fault), for hardway doctor to find', load: async () => (await import('./lab-break.ts')).labBreakCommand },
-  { name: 'lab down', summary: 'Stop every lab machine and remove overlays, bridge and mounts', load: async () => (await import('./lab.ts')).labDownCommand },
-  { name: 'multipass up', summary: 'Launch Multipass VMs for the cluster and write machines.txt, cluster.yaml, known_hosts, ssh_config', load: async () => (await import('./multipass.ts')).multipassUpCommand },
-  { name: 'multipass status', summary: 'Show each VM hardway launched: state, addresses, the address in machines.txt, SSH', load: async () => (await import('./multipass.ts')).multipassStatusCommand },
-  { name: 'multipass down', summary: 'Delete and purge the VMs hardway launched (only those), keep the files in DIR', load: async () => (await import('./multipass.ts')).multipassDownCommand },
+  { name: 'inventory', group: 'project', summary: 'Check machines.txt and cluster.yaml, show the result', load: async () => (await import('./inventory.ts')).inventoryCommand },
+  { name: 'certs', group: 'project', summary: 'Make pki/: the CAs and certificates (keeps good ones)', load: async () => (await import('./certs.ts')).certsCommand },
+  { name: 'certs check', group: 'project', summary: 'Check every certificate: chain, key, names, expiry', load: async () => (await import('./certs.ts')).certsCheckCommand },
+  { name: 'kubeconfigs', group: 'project', summary: 'Write every kubeconfig into pki/', load: async () => (await import('./kubeconfigs.ts')).kubeconfigsCommand },
+  { name: 'encryption-config', group: 'project', summary: 'Write the secrets encryption config (key made once)', load: async () => (await import('./encryption-config.ts')).encryptionConfigCommand },
+  { name: 'render', group: 'project', summary: "Write each machine's files into a directory, to read", load: async () => (await import('./render.ts')).renderCommand },
+  { name: 'download', group: 'project', summary: 'Download and verify the binaries into downloads/', load: async () => (await import('./download.ts')).downloadCommand },
+  { name: 'build-images', group: 'project', summary: 'Build the pause, web and CoreDNS images, offline', load: async () => (await import('./build-images.ts')).buildImagesCommand },
+  { name: 'lab up', group: 'machines', summary: 'Start local lab machines and write their project', load: async () => (await import('./lab.ts')).labUpCommand },
+  { name: 'lab status', group: 'machines', summary: 'Show each lab machine: address, running, SSH', load: async () => (await import('./lab.ts')).labStatusCommand },
+  { name: 'lab ssh', group: 'machines', summary: 'Open a shell or run a command on a lab machine', load: async () => (await import('./lab.ts')).labSshCommand },
+  { name: 'lab reboot', group: 'machines', summary: 'Restart a lab machine for real (cloud-init again)', load: async () => (await import('./lab.ts')).labRebootCommand },
+  { name: 'lab stop', group: 'machines', summary: 'Stop one lab machine', load: async () => (await import('./lab.ts')).labStopCommand },
+  { name: 'lab start', group: 'machines', summary: 'Start a stopped lab machine', load: async () => (await import('./lab.ts')).labStartCommand },
+  { name: 'lab break', group: 'machines', summary: 'Break a lab machine on purpose, for doctor to find', load: async () => (await import('./lab-break.ts')).labBreakCommand },
+  { name: 'lab down', group: 'machines', summary: 'Remove a lab: its machines, overlays, bridge, mounts', load: async () => (await import('./lab.ts')).labDownCommand },
+  { name: 'multipass up', group: 'machines', summary: 'Launch Multipass VMs and write their project', load: async () => (await import('./multipass.ts')).multipassUpCommand },
+  { name: 'multipass status', group: 'machines', summary: 'Show each VM hardway launched: state, address, SSH', load: async () => (await import('./multipass.ts')).multipassStatusCommand },
+  { name: 'multipass down', group: 'machines', summary: 'Delete the VMs hardway launched (only those)', load: async () => (await import('./multipass.ts')).multipassDownCommand },
+  remote('up'),
   remote('pin-hosts'),
   remote('distribute'),
   remote('bootstrap-etcd'),
@@ -39,18 +64,17 @@ export const COMMANDS: CommandEntry[] = [
   remote('routes'),
   remote('dns'),
   remote('verify'),
-  { name: 'doctor', summary: 'Explain what is wrong, most likely cause first, and the command that fixes it (read-only)', load: async () => (await import('./doctor.ts')).doctorCommand },
-  { name: 'etcd snapshot save', summary: "Save a snapshot of the cluster's etcd on the jumpbox (0600, verified with etcdctl snapshot status)", load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotSaveCommand },
-  { name: 'etcd snapshot restore', summary: 'Restore every etcd member from a snapshot (stops the control plane and etcd, restores, starts them)', load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotRestoreCommand },
   remote('smoke'),
-  remote('reset'),
+  { name: 'doctor', group: 'day-two', summary: 'Say what is wrong, most likely cause first, the fix', load: async () => (await import('./doctor.ts')).doctorCommand },
+  { name: 'etcd snapshot save', group: 'day-two', summary: "Save a snapshot of the cluster's etcd here", load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotSaveCommand },
+  { name: 'etcd snapshot restore', group: 'day-two', summary: 'Restore every etcd member from a snapshot', load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotRestoreCommand },
   remote('remove-node'),
-  remote('up'),
+  remote('reset'),
 ];
 
 export { remoteEntry };
 
 /** Loads the CLI command of an entry. */
 export async function loadCommand(entry: CommandEntry): Promise<CliCommand> {
-  return isRemote(entry) ? (await import('./remote.ts')).remoteCommand(entry) : entry.load();
+  return isRemote(entry) ? (await import('./remote.ts')).remoteCommand(entry) : { ...(await entry.load()), summary: entry.summary };
 }

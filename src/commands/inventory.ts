@@ -1,19 +1,22 @@
 // `hardway inventory`: validates machines.txt and cluster.yaml and shows what hardway understood.
-import { resolve } from 'node:path';
-import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, say, type CommandModule } from '../cli/command.ts';
 import { loadInventory } from '../inventory.ts';
 
 /** Shows the validated inventory (machines, roles, derived cluster values), or the first problem in it. */
-export const inventoryCommand: CliCommand = {
+export const inventoryCommand: CommandModule = {
   name: 'inventory',
-  summary: 'Check machines.txt and cluster.yaml and show what hardway understood',
   options: {
     ...INVENTORY_OPTIONS,
-    json: { type: 'boolean', description: 'print one JSON object {ok, machines, ...} instead of a table' },
+    json: jsonOption('{ok, machines, serviceIp, apiServerName, apiServerUrl, settings}'),
   },
+  examples: [
+    ['hardway inventory', 'check the project in this directory and show its machines'],
+    ['hardway inventory --dir lab-demo --json', 'the same for the project in lab-demo/, as JSON'],
+  ],
   jsonFields: { machines: [] },
-  async run({ values, stdout, cwd }) {
-    const inv = loadInventory(resolve(cwd, values.machines as string));
+  async run(ctx) {
+    const { values, stdout } = ctx;
+    const inv = loadInventory(machinesFile(ctx));
     if (values.json) {
       const { settings, machines, serviceIp, apiServerName, apiServerUrl } = inv;
       say(stdout, JSON.stringify({ ok: true, machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings } }, null, 2));

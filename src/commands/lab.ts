@@ -2,15 +2,16 @@
 // src/lab/; these are the options, the messages and the exit codes.
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { say, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { commandLine, jsonOption, say, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { reportLines } from '../cli/json-output.ts';
 import { InputError } from '../errors.ts';
 import { labRebootMachine, labStartMachine, labStopMachine } from '../lab/control.ts';
-import { labDown, labDownAll } from '../lab/down.ts';
+import { describeLabDown, labDown, labDownAll } from '../lab/down.ts';
 import { DEFAULT_LAB, defaultDir, defaultLabPaths } from '../lab/names.ts';
 import { LAB_FILES } from '../lab/outputs.ts';
 import { findMachine } from '../lab/plan.ts';
 import { LAB_REGISTRY_MIRROR, LAB_REGISTRY_NAME, REGISTRY_HOSTNAME, REGISTRY_OFFSET } from '../lab/registry.ts';
-import { checkLabHost } from '../lab/preconditions.ts';
+import { checkLabHost, labAccessProblem } from '../lab/preconditions.ts';
 import type { ProgressOptions } from '../lab/progress.ts';
 import { listLabs, readState, resolveLab } from '../lab/state.ts';
 import { formatStatus, labStatus } from '../lab/status.ts';
@@ -21,8 +22,19 @@ const NAME: Record<string, OptionSpec> = {
   name: { type: 'string', arg: 'NAME', description: `the lab (default: the only lab on this host, else "${DEFAULT_LAB}")` },
 };
 
-const progressOf = (ctx: CliContext): ProgressOptions => ({ stream: ctx.stdout, env: ctx.env });
-const pathsOf = (ctx: CliContext) => defaultLabPaths(ctx.env);
+const NODE: Record<string, OptionSpec> = {
+  node: { type: 'string', arg: 'NAME', description: 'the machine (a hostname of the lab; it may also be given as the first argument)' },
+};
+
+// With --json, stdout carries the one object: the progress goes to stderr.
+const progressOf = (ctx: CliContext): ProgressOptions => ({ stream: ctx.values.json === true ? ctx.stderr : ctx.stdout, env: ctx.env });
+const pathsOf = (ctx: Pick<CliContext, 'env'>) => defaultLabPaths(ctx.env);
+
+/** Refuses at once, naming the command to run instead, what this user cannot do: change the host, or read the labs' state. */
+export function checkAccess(ctx: Pick<CliContext, 'env' | 'argv'>, name: string, changes: boolean): void {
+  const problem = labAccessProblem(pathsOf(ctx), changes);
+  if (problem) throw new InputError(`hardway ${name} needs root: ${problem}`, `run it as root: sudo ${commandLine(ctx, name)}`);
+}
 
 function wholeNumber(ctx: CliContext, option: string): number {
   const text = ctx.values[option] as string;
@@ -30,10 +42,16 @@ function wholeNumber(ctx: CliContext, option: string): number {
   return Number(text);
 }
 
-function oneMachine(ctx: CliContext, cmd: string): string {
-  const [machine, ...rest] = ctx.positionals;
-  if (!machine || rest.length > 0) throw new InputError(`${cmd} takes exactly one MACHINE`, `e.g. hardway ${cmd} node-0`);
-  return machine;
+/** The one machine a command acts on: --node NAME, or the first argument; `extra` arguments may follow only where allowed. */
+function machineOf(ctx: CliContext, cmd: string, extra: boolean): { machine: string; rest: string[] } {
+  const node = ctx.values.node as string | undefined;
+  const [first, ...more] = ctx.positionals;
+  const machine = node ?? first;
+  const rest = node !== undefined ? ctx.positionals : more;
+  if (!machine) throw new InputError(`${cmd} needs a machine`, `e.g. hardway ${cmd} --node node-0`);
+  if (node !== undefined && first !== undefined && !extra) throw new InputError(`${cmd} takes one machine: --node ${node} or ${first}, not both`);
+  if (!extra && rest.length > 0) throw new InputError(`${cmd} takes exactly one machine`, `e.g. hardway ${cmd} --node node-0`);
+  return { machine, rest };
 }
 
 function describeLab(state: LabState): string {
@@ -42,20 +60,26 @@ function describeLab(state: LabState): string {
   return [
     `lab "${spec.name}" on ${spec.subnet} (bridge ${state.plan.bridge}), files in ${spec.dir}:`,
     ...lines,
-    `Next: cd ${spec.dir} && hardway inventory   |   ssh -F ${join(spec.dir, LAB_FILES.sshConfig)} ${state.plan.machines.at(-1)!.hostname}`,
+    `Next: cd ${spec.dir} && hardway inventory   |   hardway lab ssh ${state.plan.machines.at(-1)!.hostname}${spec.name === DEFAULT_LAB ? '' : ` --name ${spec.name}`}`,
   ].join('\n');
 }
 
+/** A lab as --json shows it. */
+function labJson(state: LabState) {
+  const { spec, bridge, machines } = state.plan;
+  return { lab: spec.name, subnet: spec.subnet, bridge, dir: spec.dir, machines: machines.map(({ hostname, ip, role }) => ({ hostname, ip, role })) };
+}
+
 /** `hardway lab up`. */
-export const labUpCommand: CliCommand = {
+export const labUpCommand: CommandModule = {
   name: 'lab up',
-  summary: 'Start local lab machines (systemd-nspawn) with sshd and cloud-init',
   details: [
     'Builds a Debian 12 root once (debootstrap, about 4 minutes; cached under ~/.cache/hardway), then boots',
     'each machine on an overlay of it: servers at .10, .11..., workers node-0, node-1... at .20, .21...',
     '(one server is named "server", several are server-0, server-1...). Writes machines.txt, cluster.yaml,',
     'id_ed25519, known_hosts and ssh_config into DIR, so "cd DIR && hardway ..." needs no flags.',
     'Needs root. Nothing leaves the lab: no NAT, no route out, cloud-init reads only its local seed.',
+    '',
     `With --registry, one more machine, "${REGISTRY_HOSTNAME}" at .${REGISTRY_OFFSET}: Debian's docker-registry as a`,
     'systemd service (its .deb fetched here with apt-get download, installed in the machine), not in',
     'machines.txt. The images of DIR/images/ (built first if there are none) are pushed into it with',
@@ -67,32 +91,48 @@ export const labUpCommand: CliCommand = {
     servers: { type: 'string', arg: 'N', default: '1', description: 'control-plane machines' },
     workers: { type: 'string', arg: 'N', default: '2', description: 'worker machines' },
     subnet: { type: 'string', arg: 'CIDR', default: '10.240.0.0/24', description: 'the lab network; the host bridge takes its first address' },
-    dir: { type: 'string', arg: 'DIR', description: 'where to write the lab files (default: ./lab, or ./lab-NAME for other names)' },
+    dir: { type: 'string', arg: 'DIR', description: 'the project directory to write (default: ./lab, or ./lab-NAME for other names)' },
     registry: { type: 'boolean', description: `a registry machine too (docker-registry at .${REGISTRY_OFFSET}) with DIR/images/ in it` },
+    json: jsonOption('{ok, lab, subnet, bridge, dir, machines: [{hostname, ip, role}], lines}; the progress goes to stderr'),
   },
+  examples: [
+    ['sudo hardway lab up', 'a server and two workers, their project in ./lab'],
+    ['sudo hardway lab up --name ha --servers 3 --subnet 10.240.1.0/24', 'three control-plane machines and two workers, in ./lab-ha'],
+    ['sudo hardway lab up --registry', 'with a registry machine holding the images of lab/images/'],
+  ],
+  jsonFields: { machines: [], lines: [] },
   async run(ctx) {
+    checkAccess(ctx, 'lab up', true);
     const name = ctx.values.name as string;
     const dir = resolve(ctx.cwd, (ctx.values.dir as string | undefined) ?? defaultDir(name));
     const spec = {
       name, servers: wholeNumber(ctx, 'servers'), workers: wholeNumber(ctx, 'workers'), subnet: ctx.values.subnet as string, dir,
       ...(ctx.values.registry ? { registry: true } : {}),
     };
-    const result = await labUp(spec, pathsOf(ctx), progressOf(ctx));
-    for (const line of result.hostChanges) say(ctx.stdout, line);
-    for (const line of result.registry) say(ctx.stdout, line);
-    if (result.alreadyRunning) say(ctx.stdout, 'already running, nothing to do:');
-    say(ctx.stdout, describeLab(result.state));
-    return 0;
+    let state: LabState | undefined;
+    return reportLines(ctx, async ({ stdout }) => {
+      const result = await labUp(spec, pathsOf(ctx), progressOf(ctx));
+      state = result.state;
+      for (const line of result.hostChanges) say(stdout, line);
+      for (const line of result.registry) say(stdout, line);
+      if (result.alreadyRunning) say(stdout, 'already running, nothing to do:');
+      say(stdout, describeLab(result.state));
+      return 0;
+    }, () => (state ? labJson(state) : {}));
   },
 };
 
 /** `hardway lab status`. */
-export const labStatusCommand: CliCommand = {
+export const labStatusCommand: CommandModule = {
   name: 'lab status',
-  summary: 'Show each lab machine: address, running, SSH reachable',
-  options: { ...NAME, json: { type: 'boolean', description: 'print JSON' } },
+  options: { ...NAME, json: jsonOption('the lab: {name, machines: [...]}; with several labs, an array of them') },
   details: 'Without --name: the only lab; with several labs on this host, every lab (--json then prints an array).',
+  examples: [
+    ['sudo hardway lab status', 'every lab on this host, each machine with its address, state and SSH'],
+    ['sudo hardway lab status --name demo --json', 'the lab "demo", as JSON'],
+  ],
   async run(ctx) {
+    checkAccess(ctx, 'lab status', false);
     const paths = pathsOf(ctx);
     const name = ctx.values.name as string | undefined;
     const labs = listLabs(paths).filter((l) => readState(paths, l) !== undefined);
@@ -106,21 +146,24 @@ export const labStatusCommand: CliCommand = {
 };
 
 /** `hardway lab ssh`. */
-export const labSshCommand: CliCommand = {
+export const labSshCommand: CommandModule = {
   name: 'lab ssh',
-  summary: 'Open a shell or run a command on a lab machine',
-  args: 'MACHINE [-- COMMAND...]',
-  details: 'Runs the system ssh with the lab\'s ssh_config (strict host-key checking). Put -- before a command with options.',
-  options: NAME,
+  args: '[MACHINE] [-- COMMAND...]',
+  details: "Runs the system ssh with the lab's ssh_config (strict host-key checking). Everything after -- is the command, options included.",
+  options: { ...NAME, ...NODE },
+  examples: [
+    ['sudo hardway lab ssh node-0', 'a shell on node-0'],
+    ['sudo hardway lab ssh --node server -- systemctl status kube-apiserver --no-pager', 'run one command there'],
+  ],
   async run(ctx) {
-    const [machine, ...command] = ctx.positionals;
-    if (!machine) throw new InputError('lab ssh needs a MACHINE', 'e.g. hardway lab ssh node-0 -- hostname');
+    checkAccess(ctx, 'lab ssh', false);
+    const { machine, rest: command } = machineOf(ctx, 'lab ssh', true);
     const state = resolveLab(pathsOf(ctx), ctx.values.name as string | undefined);
     findMachine(state.plan, machine);
     const args = ['-F', join(state.plan.spec.dir, LAB_FILES.sshConfig), machine, ...command];
     const inherit = ctx.stdout === process.stdout;
     return await new Promise<number>((done, fail) => {
-      const child = spawn('ssh', args, { stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('ssh', args, { stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'], env: ctx.env });
       child.stdout?.pipe(ctx.stdout, { end: false });
       child.stderr?.pipe(ctx.stderr, { end: false });
       child.on('error', fail);
@@ -129,62 +172,96 @@ export const labSshCommand: CliCommand = {
   },
 };
 
-/** A lab command that acts on one machine of a lab: resolves the lab and the machine, then `act` says what happened. */
-function machineCommand(name: string, summary: string, act: (state: LabState, ctx: CliContext, machine: string) => Promise<string>): CliCommand {
+/** A lab command that acts on one machine of a lab: resolves the lab and the machine, then `act` says what happened and whether it changed anything. */
+function machineCommand(name: string, example: string, act: (state: LabState, ctx: CliContext, machine: string) => Promise<[string, boolean]>): CommandModule {
   return {
     name,
-    summary,
-    args: 'MACHINE',
-    options: NAME,
+    args: '[MACHINE]',
+    options: { ...NAME, ...NODE, json: jsonOption('{ok, machine, changed, lines}') },
+    examples: [[`sudo hardway ${name} node-1`, example], [`sudo hardway ${name} --node node-1 --name demo`, 'the same in the lab "demo"']],
+    jsonFields: { lines: [] },
     async run(ctx) {
-      const machine = oneMachine(ctx, name);
+      checkAccess(ctx, name, true);
+      const { machine } = machineOf(ctx, name, false);
       const state = resolveLab(pathsOf(ctx), ctx.values.name as string | undefined);
-      say(ctx.stdout, await act(state, ctx, machine));
-      return 0;
+      let changed = false;
+      return reportLines(ctx, async ({ stdout }) => {
+        const [line, did] = await act(state, ctx, machine);
+        changed = did;
+        say(stdout, line);
+        return 0;
+      }, () => ({ machine, changed }));
     },
   };
 }
 
 /** `hardway lab reboot`. */
-export const labRebootCommand = machineCommand('lab reboot', 'Restart a lab machine for real (cloud-init runs again)', async (state, ctx, machine) => {
+export const labRebootCommand = machineCommand('lab reboot', 'reboot node-1 and wait until it answers over SSH', async (state, ctx, machine) => {
   await labRebootMachine(state, pathsOf(ctx), machine, progressOf(ctx));
-  return `${machine} rebooted and answers over SSH`;
+  return [`${machine} rebooted and answers over SSH`, true];
 });
 
 /** `hardway lab stop`. */
-export const labStopCommand = machineCommand('lab stop', 'Stop one lab machine', async (state, ctx, machine) =>
-  (await labStopMachine(state, pathsOf(ctx), machine)) ? `${machine} stopped` : `${machine} was not running, nothing to do`);
+export const labStopCommand = machineCommand('lab stop', 'stop node-1 (a clean shutdown)', async (state, ctx, machine) =>
+  (await labStopMachine(state, pathsOf(ctx), machine)) ? [`${machine} stopped`, true] : [`${machine} was not running, nothing to do`, false]);
 
 /** `hardway lab start`. */
-export const labStartCommand = machineCommand('lab start', 'Start a stopped lab machine', async (state, ctx, machine) =>
+export const labStartCommand = machineCommand('lab start', 'start node-1 and wait until it answers over SSH', async (state, ctx, machine) =>
   (await labStartMachine(state, pathsOf(ctx), machine, progressOf(ctx)))
-    ? `${machine} started and answers over SSH`
-    : `${machine} was already running, nothing to do`);
+    ? [`${machine} started and answers over SSH`, true]
+    : [`${machine} was already running, nothing to do`, false]);
 
 /** `hardway lab down`. */
-export const labDownCommand: CliCommand = {
+export const labDownCommand: CommandModule = {
   name: 'lab down',
-  summary: 'Stop every lab machine and remove overlays, bridge and mounts',
-  details: 'Leaves the cached root filesystem and the files in the lab directory. Safe to run again, and after a failed "lab up".',
-  options: { ...NAME, all: { type: 'boolean', description: 'take down every lab on this host' } },
-  async run(ctx) {
-    await checkLabHost();
-    const paths = pathsOf(ctx);
-    if (ctx.values.all) {
-      const lines = await labDownAll(paths);
-      say(ctx.stdout, lines.length ? lines.join('\n') : 'no lab on this host, nothing to do');
-      return 0;
-    }
-    const labs = listLabs(paths);
-    if (ctx.values.name === undefined && labs.length > 1) {
-      throw new InputError(`several labs on this host: ${labs.join(', ')}`, 'pass --name NAME, or --all to take every lab down');
-    }
-    const name = (ctx.values.name as string | undefined) ?? (labs.length === 1 ? labs[0]! : DEFAULT_LAB);
-    if (!labs.includes(name)) {
-      say(ctx.stdout, `no lab named "${name}" on this host, nothing to do`);
-      return 0;
-    }
-    say(ctx.stdout, await labDown(paths, name));
-    return 0;
+  details: [
+    'Stops every machine of the lab and removes its overlays (with all that ran on them: the cluster), its bridge and mounts.',
+    'Leaves the cached root filesystem and the files in the lab directory. Safe to run again, and after a failed "lab up".',
+    'It runs only with --yes (--dry-run says what it would remove).',
+  ].join('\n'),
+  options: {
+    ...NAME,
+    all: { type: 'boolean', description: 'take down every lab on this host' },
+    'dry-run': { type: 'boolean', description: 'say what would be removed; change nothing' },
+    yes: yesOption("the lab's machines and all that ran on them are removed"),
+    json: jsonOption('{ok, lines}, as printed without --json'),
   },
+  examples: [
+    ['sudo hardway lab down --dry-run', 'what would be removed'],
+    ['sudo hardway lab down --name demo --yes', 'remove the lab "demo"'],
+  ],
+  jsonFields: { lines: [] },
+  run: (ctx) => reportLines(ctx, labDownNow),
 };
+
+/** `hardway lab down` once its options are read. */
+async function labDownNow(ctx: CliContext): Promise<number> {
+  const dryRun = ctx.values['dry-run'] === true;
+  checkAccess(ctx, 'lab down', !dryRun);
+  const paths = pathsOf(ctx);
+  const labs = listLabs(paths);
+  const chosen = ctx.values.all ? labs : ctx.values.name !== undefined ? [ctx.values.name as string] : labs.length > 1 ? undefined : [labs[0] ?? DEFAULT_LAB];
+  if (!chosen) throw new InputError(`several labs on this host: ${labs.join(', ')}`, 'pass --name NAME, or --all to take every lab down');
+  const present = chosen.filter((l) => labs.includes(l));
+  if (present.length === 0 && !ctx.values.all) {
+    say(ctx.stdout, `no lab named "${chosen[0]}" on this host, nothing to do`);
+    return 0;
+  }
+  if (dryRun) {
+    for (const lab of present) say(ctx.stdout, describeLabDown(paths, lab));
+    if (present.length === 0) say(ctx.stdout, 'no lab on this host, nothing to do');
+    return 0;
+  }
+  if (ctx.values.yes !== true) {
+    throw new InputError(`"hardway lab down" removes ${present.map((l) => `lab "${l}"`).join(', ') || 'every lab'}: its machines and the cluster on them; rerun with --yes to do it`,
+      `"${commandLine(ctx, 'lab down')} --dry-run" says what it would remove`);
+  }
+  await checkLabHost();
+  if (ctx.values.all) {
+    const lines = await labDownAll(paths);
+    say(ctx.stdout, lines.length ? lines.join('\n') : 'no lab on this host, nothing to do');
+    return 0;
+  }
+  say(ctx.stdout, await labDown(paths, present[0]!));
+  return 0;
+}

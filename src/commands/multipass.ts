@@ -2,11 +2,12 @@
 // user-data and pinned host keys. The work is in src/multipass/; these are the options, the
 // messages and the exit codes.
 import { join, resolve } from 'node:path';
-import { say, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
-import { errorJson, formatError } from '../errors.ts';
+import { commandLine, jsonOption, say, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { reportLines } from '../cli/json-output.ts';
+import { errorJson, formatError, InputError } from '../errors.ts';
 import { MultipassClient, systemMultipass } from '../multipass/client.ts';
 import { describeChanges } from '../multipass/addresses.ts';
-import { describeDown, multipassDown } from '../multipass/down.ts';
+import { describeDown, describeDownPlan, multipassDown } from '../multipass/down.ts';
 import { DEFAULT_PREFIX, defaultDir, defaultStateDir } from '../multipass/names.ts';
 import { FILES } from '../multipass/outputs.ts';
 import { MAX_CPUS, MAX_SERVERS, MAX_TIMEOUT_S, MAX_WORKERS } from '../multipass/plan.ts';
@@ -27,14 +28,14 @@ function depsOf(ctx: CliContext): MultipassDeps {
     stateDir: defaultStateDir(ctx.env),
     probe: sshProbe,
     clock: SYSTEM_CLOCK,
-    progress: { stream: ctx.stdout, env: ctx.env },
+    // With --json, stdout carries the one object: the progress goes to stderr.
+    progress: { stream: ctx.values.json === true ? ctx.stderr : ctx.stdout, env: ctx.env },
   };
 }
 
 /** `hardway multipass up`. */
-export const multipassUpCommand: CliCommand = {
+export const multipassUpCommand: CommandModule = {
   name: 'multipass up',
-  summary: 'Launch Multipass VMs for the cluster and write machines.txt, cluster.yaml, known_hosts, ssh_config',
   details: [
     'Launches PREFIX-server (or PREFIX-server-0...) and PREFIX-node-0, PREFIX-node-1... one at a time with',
     'cloud-init user-data written by hardway: hostname and FQDN, root\'s key (DIR/id_ed25519, made once),',
@@ -43,25 +44,32 @@ export const multipassUpCommand: CliCommand = {
     '"multipass info --format json", writes the files into DIR and logs in to every VM with the pinned key.',
     'A rerun keeps the VMs it launched (starting stopped ones), launches missing ones and rewrites the',
     'files, saying which addresses changed.',
+    '',
     STATE_NOTE,
   ].join('\n'),
   options: {
     name: { type: 'string', arg: 'PREFIX', default: DEFAULT_PREFIX, description: 'the VMs\' name prefix (1-32 of a-z 0-9 -, starting with a letter)' },
     servers: { type: 'string', arg: 'N', default: '1', range: [1, MAX_SERVERS], description: 'control-plane machines' },
     workers: { type: 'string', arg: 'N', default: '2', range: [0, MAX_WORKERS], description: 'worker machines' },
-    image: { type: 'string', arg: 'IMAGE', default: '24.04', description: 'the Ubuntu image (see "multipass find")' },
+    'vm-image': { type: 'string', arg: 'IMAGE', default: '24.04', formerly: 'image', description: 'the Ubuntu image the VMs are launched from (see "multipass find")' },
     cpus: { type: 'string', arg: 'N', default: '2', range: [1, MAX_CPUS], description: 'CPUs of each VM' },
     memory: { type: 'string', arg: 'SIZE', default: '2G', description: 'memory of each VM' },
     disk: { type: 'string', arg: 'SIZE', default: '20G', description: 'disk of each VM' },
-    dir: { type: 'string', arg: 'DIR', description: 'where to write the files (default: ./multipass, or ./multipass-PREFIX for other names)' },
+    dir: { type: 'string', arg: 'DIR', description: 'the project directory to write (default: ./multipass, or ./multipass-PREFIX for other names)' },
     timeout: { type: 'string', arg: 'SECONDS', default: '600', range: [1, MAX_TIMEOUT_S], description: 'for each launch, and for the addresses and SSH logins' },
+    json: jsonOption('{ok, lines}, as printed without --json; the progress goes to stderr'),
   },
-  async run(ctx) {
+  examples: [
+    ['hardway multipass up', 'hardway-server, hardway-node-0 and hardway-node-1 (Ubuntu 24.04), their project in ./multipass'],
+    ['hardway multipass up --name k8s --workers 3 --vm-image 22.04 --memory 4G', 'k8s-server and three workers on Ubuntu 22.04, in ./multipass-k8s'],
+  ],
+  jsonFields: { lines: [] },
+  run: (ctx) => reportLines(ctx, async (ctx) => {
     const prefix = ctx.values.name as string;
     const dir = resolve(ctx.cwd, (ctx.values.dir as string | undefined) ?? defaultDir(prefix));
     const n = (o: string) => Number(ctx.values[o]);
     const spec = {
-      prefix, servers: n('servers'), workers: n('workers'), image: ctx.values.image as string, cpus: n('cpus'),
+      prefix, servers: n('servers'), workers: n('workers'), image: ctx.values['vm-image'] as string, cpus: n('cpus'),
       memory: ctx.values.memory as string, disk: ctx.values.disk as string, dir, timeoutS: n('timeout'),
     };
     const r = await multipassUp(spec, depsOf(ctx));
@@ -77,19 +85,23 @@ export const multipassUpCommand: CliCommand = {
     for (const v of r.vms) say(ctx.stdout, `  ${v.hostname.padEnd(10)} ${v.ip.padEnd(15)} ${v.vm}`);
     say(ctx.stdout, `Next: cd ${dir} && hardway inventory   |   ssh -F ${join(dir, FILES.sshConfig)} ${r.vms.at(-1)!.hostname}`);
     return 0;
-  },
+  }),
 };
 
 /** `hardway multipass status`. */
-export const multipassStatusCommand: CliCommand = {
+export const multipassStatusCommand: CommandModule = {
   name: 'multipass status',
-  summary: 'Show each VM hardway launched: state, addresses, the address in machines.txt, SSH',
   details: [
     'Exits 1 when machines.txt no longer describes the VMs (an address changed, a VM is gone); "hardway',
     'multipass up" then rewrites it.',
+    '',
     STATE_NOTE,
   ].join('\n'),
-  options: { ...NAME, json: { type: 'boolean', description: 'print JSON' } },
+  options: { ...NAME, json: jsonOption('{ok, prefix, dir, vms: [...]} (with error when ok is false)') },
+  examples: [
+    ['hardway multipass status', 'the VMs hardway launched here: state, addresses, SSH'],
+    ['hardway multipass status --name k8s --json', 'the VMs of prefix k8s, as JSON'],
+  ],
   async run(ctx) {
     const deps = depsOf(ctx);
     const status = await multipassStatus(resolvePrefix(deps.stateDir, ctx.values.name as string | undefined), deps);
@@ -107,21 +119,40 @@ export const multipassStatusCommand: CliCommand = {
 };
 
 /** `hardway multipass down`. */
-export const multipassDownCommand: CliCommand = {
+export const multipassDownCommand: CommandModule = {
   name: 'multipass down',
-  summary: 'Delete and purge the VMs hardway launched (only those), keep the files in DIR',
   details: [
-    'Only VMs in hardway\'s record of the prefix; a running one must also present the host key hardway gave it',
-    'and carry its marker. Others with the same prefix are left alone and named.',
+    'Deletes and purges only VMs in hardway\'s record of the prefix; a running one must also present the host key hardway gave it',
+    'and carry its marker. Others with the same prefix are left alone and named. The files of the project directory stay.',
+    'It runs only with --yes (--dry-run says what it would delete).',
+    '',
     STATE_NOTE,
   ].join('\n'),
-  options: NAME,
-  async run(ctx) {
+  options: {
+    ...NAME,
+    'dry-run': { type: 'boolean', description: 'say which VMs would be deleted; change nothing' },
+    yes: yesOption('the VMs and their disks are deleted and purged'),
+    json: jsonOption('{ok, lines}, as printed without --json'),
+  },
+  examples: [
+    ['hardway multipass down --dry-run', 'which VMs would be deleted'],
+    ['hardway multipass down --name k8s --yes', 'delete and purge the VMs hardway launched as k8s-...'],
+  ],
+  jsonFields: { lines: [] },
+  run: (ctx) => reportLines(ctx, async (ctx) => {
     const deps = depsOf(ctx);
     const prefix = resolvePrefix(deps.stateDir, ctx.values.name as string | undefined);
+    if (ctx.values['dry-run'] === true) {
+      for (const l of await describeDownPlan(prefix, deps)) say(ctx.stdout, l);
+      return 0;
+    }
+    if (ctx.values.yes !== true) {
+      throw new InputError(`"hardway multipass down" deletes and purges the VMs hardway launched as "${prefix}-...", with their disks: rerun with --yes to do it`,
+        `"${commandLine(ctx, 'multipass down')} --dry-run" says which`);
+    }
     const { lines, error } = describeDown(prefix, await multipassDown(prefix, deps));
     for (const l of lines) say(ctx.stdout, l);
     if (error) throw error;
     return 0;
-  },
+  }),
 };

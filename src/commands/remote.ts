@@ -1,7 +1,7 @@
 // Every command that works on the machines (pin-hosts ... up): the global options, the checks of
 // --only/--node/--concurrency, and the wiring of the SSH transport into the engine.
-import { resolve } from 'node:path';
-import { INVENTORY_OPTIONS, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { closest, didYouMean } from '../cli/suggest.ts';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, SSH_OPTIONS, yesOption, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { FailureError, InputError } from '../errors.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
@@ -12,29 +12,25 @@ import { STEPS, type StepEntry, type StepName } from '../steps/index.ts';
 import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entry.ts';
-import { preparePki } from './prepare-pki.ts';
+import { preparePki, showPkiPlan } from './prepare-pki.ts';
 import { sshOptions } from './ssh-options.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
 
 /** Options every remote command takes. */
 export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
   ...INVENTORY_OPTIONS,
-  node: { type: 'string', multiple: true, arg: 'NAME', description: 'only this machine (exact hostname from machines.txt)' },
+  node: { type: 'string', multiple: true, arg: 'NAME', description: 'only this machine (its hostname in machines.txt)' },
   only: { type: 'string', multiple: true, arg: 'STEP', description: 'only this step of the command' },
   'dry-run': { type: 'boolean', description: 'show per machine what would change (diffs of text files, secrets hidden); change nothing' },
   concurrency: { type: 'string', arg: 'N', default: '10', range: [1, 1000], description: 'machines worked on at once within a step' },
   'keep-going': { type: 'boolean', description: 'after a step fails, still run later steps on the machines that did not fail' },
-  json: { type: 'boolean', description: 'print one JSON object {ok, changed, failed, results} on stdout' },
-  verbose: { type: 'boolean', short: 'v', description: 'show every remote command as it runs' },
-  'accept-new-host-keys': { type: 'boolean', description: 'pin the host key of a machine not yet in known_hosts (a changed key is always refused)' },
-  identity: { type: 'string', short: 'i', multiple: true, arg: 'FILE', description: 'private key to offer first' },
+  json: jsonOption('{ok, changed, failed, results: [{step, machine, status, changes, error}]}; the progress goes to stderr'),
+  ...SSH_OPTIONS,
 };
 
 /** A run's --json object (src/ui/summary.ts) when the run could not start: nothing changed, nothing failed. */
 export const RUN_JSON_FIELDS = { changed: 0, failed: 0, results: [] };
 
-/** The option a destructive command (entry.confirm) needs before it changes anything. */
-const CONFIRM_OPTION: OptionSpec = { type: 'boolean', description: 'yes, do it: the command removes what it lists with --dry-run' };
 
 /** What a remote command needs from outside; tests pass fake connectors. */
 export interface RemoteDeps {
@@ -51,8 +47,9 @@ export function remoteCommand(entry: RemoteCommandEntry, deps: RemoteDeps = {}):
   const stepNames = namesOf(entry.steps);
   const registry: Partial<Record<StepName, StepEntry>> = deps.steps ?? STEPS;
   const stepOptions: Record<string, OptionSpec> = Object.fromEntries(stepNames.flatMap((s) => registry[s]?.options ?? []).map((o) => [o, STEP_OPTIONS[o]]));
-  // A scoped command names its machines with its arguments: no --node, and its steps go together.
-  const { node: _node, only: _only, ...scopedOptions } = REMOTE_OPTIONS;
+  // A scoped command's steps go together (no --only), and --node names the one machine it is about.
+  const { node: _node, only: _only, ...rest } = REMOTE_OPTIONS;
+  const scopedOptions = { ...rest, node: { type: 'string', arg: 'NAME', description: 'the machine to work on (it may also be given as the first argument)' } } satisfies Record<string, OptionSpec>;
   return {
     name,
     summary: entry.summary,
@@ -61,10 +58,11 @@ export function remoteCommand(entry: RemoteCommandEntry, deps: RemoteDeps = {}):
       ...(entry.details ? [entry.details] : []),
       `Steps, in order: ${stepNames.join(', ')}.`,
       'Each step plans (reads) first and changes only what differs; a second run changes nothing.',
-      'Exit codes: 0 success, 1 a step failed on some machine, 2 usage or input error.',
-      `A log of every remote command and its output is written to logs/ beside machines.txt.`,
+      '',
+      'Exit codes: 0 success, 1 a step failed on some machine, 2 usage or input error. A log of every remote command and its output is written to logs/ in the project directory.',
     ].join('\n'),
-    options: { ...(entry.scope ? scopedOptions : REMOTE_OPTIONS), ...(entry.confirm ? { yes: CONFIRM_OPTION } : {}), ...stepOptions },
+    options: { ...(entry.scope ? scopedOptions : REMOTE_OPTIONS), ...(entry.confirm ? { yes: yesOption(`the command ${entry.confirm}`) } : {}), ...stepOptions },
+    examples: entry.examples,
     jsonFields: RUN_JSON_FIELDS,
     run: async (ctx) => (await runRemote(entry, ctx, { ...deps, steps: registry })).code,
   };
@@ -79,7 +77,8 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
   const only = (v.only as string[] | undefined) ?? [];
   for (const s of only) {
     if (!stepNames.includes(s)) {
-      throw new InputError(`unknown step "${s}" for "hardway ${name}"`, `its steps are: ${stepNames.join(', ')}`);
+      const near = didYouMean(closest(s, stepNames));
+      throw new InputError(`unknown step "${s}" for "hardway ${name}"`, `${near ? `${near} ` : ''}its steps are: ${stepNames.join(', ')}`);
     }
   }
   const { names: chosen, lanes } = stepOrder(entry.steps, new Set(only.length ? namesOf(entry.steps).filter((s) => only.includes(s)) : namesOf(entry.steps)));
@@ -92,16 +91,16 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
       chosen.length > missing.length ? `--only ${chosen.filter(isRegistered).join(' --only ')} runs what exists` : undefined,
     );
   }
-  const typed = [name, ...ctx.positionals].join(' ');
+  // The command again as typed, for the messages that say how to rerun it.
+  const typed = [name, ...(entry.scope && typeof v.node === 'string' ? ['--node', v.node] : []), ...ctx.positionals].join(' ');
   if (entry.confirm && v.yes !== true && v['dry-run'] !== true) {
     throw new InputError(`"hardway ${typed}" ${entry.confirm}: rerun with --yes to do it`, `"hardway ${typed} --dry-run" lists everything it would remove`);
   }
-  const loaded = loadInventory(resolve(ctx.cwd, v.machines as string));
-  const scoped = entry.scope ? (await entry.scope())(loaded, ctx.positionals) : undefined;
+  const loaded = loadInventory(machinesFile(ctx));
+  const scoped = entry.scope ? (await entry.scope())(loaded, [...(typeof v.node === 'string' ? [v.node] : []), ...ctx.positionals]) : undefined;
   const inventory = scoped?.inventory ?? loaded;
   const selected = scoped ? [...inventory.machines, ...(inventory.leaving ?? [])] : selectMachines(inventory, v.node as string[] | undefined);
-  if (scoped) ctx.stderr.write(`${scoped.note}
-`);
+  if (scoped) ctx.stderr.write(`${scoped.note}\n`);
   // -i before any file is written or machine asked: a missing key or a .pub is exit 2 at once.
   checkIdentityFiles(v.identity as string[] | undefined, ctx.cwd);
   // pki/ a file or a link to nothing is the project's input error (exit 2), not each machine's failure.
@@ -122,7 +121,9 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
     values: v,
   };
   const run = async () => {
-    if (entry.preparesPki && !options.dryRun) await preparePki(inventory, v.json === true ? ctx.stderr : ctx.stdout);
+    const out = v.json === true ? ctx.stderr : ctx.stdout;
+    if (entry.preparesPki && !options.dryRun) await preparePki(inventory, out);
+    if (entry.preparesPki && options.dryRun) showPkiPlan(inventory, out);
     const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
     const connectors = (deps.connectors ?? sshConnectors)(ctx, loaded);
     const { code, result } = await runSession({ command: name, steps, lanes, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors, lockHeld: true });
@@ -134,8 +135,8 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
 
 /** The one transport factory: SSH to machines (shared known_hosts), the local transport for the jumpbox. */
 export function sshConnectors(ctx: CliContext, inv: ReturnType<typeof loadInventory>): Connectors {
-  return async (logger) => {
+  return async (logger, note) => {
     const t = await import('../transport/index.ts');
-    return t.hostConnector(inv, { ...sshOptions(ctx, inv), log: (line: string) => logger.debug(line) });
+    return t.hostConnector(inv, { ...sshOptions(ctx, inv), log: (line: string) => logger.debug(line) }, note);
   };
 }

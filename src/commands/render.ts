@@ -1,7 +1,8 @@
 // `hardway render`: writes each machine's rendered files into a local tree laid out as on the
 // machine, so a user can read (or diff) exactly what the steps would install.
 import { resolve } from 'node:path';
-import { INVENTORY_OPTIONS, say, type CliCommand } from '../cli/command.ts';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, say, type CommandModule } from '../cli/command.ts';
+import { reportLines } from '../cli/json-output.ts';
 import { InputError } from '../errors.ts';
 import { displayPath } from '../input-file.ts';
 import { writeFilesInside } from '../output-file.ts';
@@ -11,12 +12,11 @@ import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { containerdRenderOptions } from '../steps/support/worker-render.ts';
 
 /** Renders the selected machines' files into DIR/<hostname>/<path on the machine>. */
-export const renderCommand: CliCommand = {
+export const renderCommand: CommandModule = {
   name: 'render',
-  summary: "Render each machine's files into a directory tree, as they will be installed",
   details: [
-    'Writes DIR/<hostname>/<absolute path on the machine> with the file modes the steps install.',
-    'Existing files in DIR are overwritten; files that are no longer rendered are not removed.',
+    'Writes OUT/<hostname>/<absolute path on the machine> with the file modes the steps install.',
+    'Existing files in OUT are overwritten; files that are no longer rendered are not removed.',
     'etc/hosts.hardway-block and etc/cloud/templates/hosts.debian.tmpl.hardway-block hold the marked',
     'block of machine names that the pin-hosts step merges into /etc/hosts and cloud-init\'s hosts',
     'template (replacing an earlier block, keeping every other line); they are not installed as files.',
@@ -27,14 +27,21 @@ export const renderCommand: CliCommand = {
   ].join('\n'),
   options: {
     ...INVENTORY_OPTIONS,
-    node: { type: 'string', multiple: true, arg: 'NAME', description: 'render only this machine (exact hostname)' },
-    out: { type: 'string', arg: 'DIR', description: 'directory to write the trees into (required)' },
+    node: { type: 'string', multiple: true, arg: 'NAME', description: 'render only this machine (its hostname in machines.txt)' },
+    out: { type: 'string', arg: 'OUT', description: 'directory to write the trees into (required)' },
+    json: jsonOption('{ok, lines}: the release rendered for, then one line per machine'),
   },
-  async run({ values, stdout, cwd }) {
+  examples: [
+    ['hardway render --out rendered', "write every machine's files under rendered/<hostname>/"],
+    ['hardway render --out rendered --node node-0', 'only node-0'],
+  ],
+  jsonFields: { lines: [] },
+  run: (ctx) => reportLines(ctx, async (c) => {
+    const { values, stdout, cwd } = c;
     if (typeof values.out !== 'string' || values.out === '') {
-      throw new InputError('--out DIR is required', 'e.g. "hardway render --out rendered" writes rendered/<hostname>/...');
+      throw new InputError('--out OUT is required', 'e.g. "hardway render --out rendered" writes rendered/<hostname>/...');
     }
-    const inv = loadInventory(resolve(cwd, values.machines as string));
+    const inv = loadInventory(machinesFile(c));
     const machines = selectMachines(inv, values.node as string[] | undefined);
     const out = resolve(cwd, values.out);
     // Render everything before writing anything, so a template error leaves DIR untouched.
@@ -49,5 +56,5 @@ export const renderCommand: CliCommand = {
     say(stdout, `Kubernetes ${kubernetes.version} (from ${kubernetes.from})`);
     for (const { machine, files } of rendered) say(stdout, `${machine.hostname}: ${files.length} files in ${resolve(out, machine.hostname)}`);
     return 0;
-  },
+  }),
 };

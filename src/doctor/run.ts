@@ -2,7 +2,7 @@
 // each), judge, print. Read-only by construction: no lock, no run log, no write on any machine.
 import type { Writable } from 'node:stream';
 import type { LabPaths } from '../lab/names.ts';
-import { loadInventory } from '../inventory.ts';
+import { loadInventory, selectMachines } from '../inventory.ts';
 import { Semaphore } from '../transport/semaphore.ts';
 import { gatherApi } from './api.ts';
 import { defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from './context.ts';
@@ -18,6 +18,8 @@ export interface DoctorRun {
   machinesFile: string;
   /** Arguments the suggested commands need too, with a leading space (e.g. ` --machines x/machines.txt`), or ''. */
   projectArgs: string;
+  /** Only these machines (--node); undefined or empty: every machine. The API's findings are kept for them only. */
+  nodes?: string[];
   /** Images to test-pull; undefined: defaultTestImages. */
   images?: string[];
   json: boolean;
@@ -34,6 +36,7 @@ const MACHINES_AT_ONCE = 32;
 export async function runDoctor(run: DoctorRun): Promise<{ code: number; findings: Finding[] }> {
   const started = Date.now();
   const inventory = loadInventory(run.machinesFile);
+  const selected = selectMachines(inventory, run.nodes);
   const rendered = renderedForDoctor(inventory);
   const pki = pkiCertificates(inventory);
   const lab = labOf(inventory, run.labPaths);
@@ -41,13 +44,15 @@ export async function runDoctor(run: DoctorRun): Promise<{ code: number; finding
   const images = run.images ? Promise.resolve(run.images) : api.then((a) => defaultTestImages(inventory, a, lab));
   const connect = run.connect(inventory);
   const gate = new Semaphore(MACHINES_AT_ONCE);
-  const evidence = await Promise.all(inventory.machines.map((m) => gate.run(() =>
+  const evidence = await Promise.all(selected.map((m) => gate.run(() =>
     gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), images.then((i) => pullRequests(m, i))], connect))));
   const ctx: DoctorContext = {
     inventory, rendered, pki, lab, caPem: pki['pki/ca.crt'], projectArgs: run.projectArgs, testImages: await images, now: Date.now(),
   };
-  const findings = diagnose(ctx, evidence, await api);
+  // The API's verdicts on the machines not asked about are left out; one about the API itself stays.
+  const chosen = new Set(selected.map((m) => m.hostname));
+  const findings = diagnose(ctx, evidence, await api).filter((f) => chosen.has(f.machine) || f.check === 'api');
   const seconds = (Date.now() - started) / 1000;
-  run.stdout.write((run.json ? doctorJson(findings) : doctorText(findings, { machines: inventory.machines.length, api: await api, testImages: ctx.testImages, seconds })) + '\n');
+  run.stdout.write((run.json ? doctorJson(findings) : doctorText(findings, { machines: selected.length, api: await api, testImages: ctx.testImages, seconds })) + '\n');
   return { code: findings.length ? 1 : 0, findings };
 }

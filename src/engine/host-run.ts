@@ -1,6 +1,7 @@
 // One step on one host: plan (reads only); in dry-run describe and stop; otherwise apply the
 // changes in order, plan again (a non-empty second plan is an idempotency bug), then verify.
 import { FailureError, isExpectedError, PreconditionError } from '../errors.ts';
+import { ConnectError } from '../transport/errors.ts';
 import type { Inventory } from '../inventory.ts';
 import type { Redactor } from '../ui/redact.ts';
 import type { Change, HostContext, HostResult, Step, StepOptions } from './types.ts';
@@ -89,7 +90,9 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
     const hint = isExpectedError(e) && 'hint' in e && e.hint ? `\n  hint: ${e.hint}` : '';
     const message = (isExpectedError(e) ? e.message : (e as Error)?.message ?? String(e)) + hint;
     runLog.write(`${step.name} failed: ${(e as Error)?.stack ?? message}`, host.name);
-    return { ...result('failed', message), untouched: e instanceof PreconditionError && applied === 0 };
+    const failed = result('failed', message);
+    if (e instanceof ConnectError) failed.result.unreachable = true;
+    return { ...failed, untouched: e instanceof PreconditionError && applied === 0 };
   }
 }
 

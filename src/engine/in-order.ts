@@ -21,6 +21,8 @@ export class InOrderReporter {
         this.emit(i, () => this.real.stepFinished(step, results));
         this.finish(i);
       },
+      // A note says what happens now: shown at once, whatever step is on screen.
+      hostNote: (host, text) => this.real.hostNote(host, text),
     };
   }
 

@@ -40,6 +40,18 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
   // Each step's targets, computed once; each host opened once for the whole run.
   const targetsOfStep = req.steps.map((step) => targetsOf(step, req.inventory, req.selected, req.options));
   const hosts = runHosts(req.options, deps);
+  const announced = new Set<number>();
+  /** Shows step i's header and its machines (once); the machines that failed earlier are not among them. */
+  const announce = (i: number, runnable: Target[]) => {
+    if (announced.has(i)) return;
+    announced.add(i);
+    const step = req.steps[i]!;
+    const idle = step.kind === 'check' || step.kind === 'action' ? undefined : step.idle?.(req.inventory);
+    shown.forStep(i).stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
+  };
+  // The first step and its machines show at once: the at-once round below reaches every machine
+  // first, and a machine that does not answer takes seconds of retries, which show under it.
+  if (req.steps.length > 0) announce(0, targetsOfStep[0]!);
   // A converged cluster's rerun: every plan, asked at once, is empty, and the steps reuse them.
   const atOnce = await planAtOnce(req.steps, targetsOfStep, req.inventory, req.options, deps, hosts);
 
@@ -55,8 +67,13 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     const reporter = shown.forStep(i);
     const started = Date.now();
     const runnable = targets.filter((t) => !failedHosts.has(t.host.name));
-    const idle = step.kind === 'check' || step.kind === 'action' ? undefined : step.idle?.(req.inventory);
-    reporter.stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
+    // Every machine of the step failed before it (--keep-going): nothing to show, the summary says why.
+    if (runnable.length === 0 && targets.length > 0 && !announced.has(i)) {
+      perStep[i] = targets.map((t) => skipped(step, t, `not run: failed in step ${failedHosts.get(t.host.name)}`));
+      shown.skip(i);
+      return;
+    }
+    announce(i, runnable);
     const untouched = new Set<string>();
     const runOne = (target: Target) => slots.run(async () => {
       const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, hosts, atOnce);

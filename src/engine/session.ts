@@ -1,20 +1,25 @@
 // One run of a remote command around the engine: take the project's lock, open the run log,
 // choose the renderer, connect lazily, run the steps, close everything, print the summary or JSON.
 import type { Writable } from 'node:stream';
+import { displayPath } from '../input-file.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { createLogger, type Logger } from '../ui/logger.ts';
 import { Redactor } from '../ui/redact.ts';
 import { plainReporter } from '../ui/reporter.ts';
 import { summaryJson, summaryLines } from '../ui/summary.ts';
 import { outputStyle, palette } from '../ui/terminal.ts';
+import { widthOf } from '../cli/wrap.ts';
 import { connectionPool, type TransportFactory } from './connections.ts';
 import { acquireRunLock } from './lock.ts';
 import { openRunLog } from './run-log.ts';
 import { runSteps } from './run.ts';
 import type { RunResult, Step, StepOptions } from './types.ts';
 
-/** How a session reaches hosts; built once the logger exists so connection events are logged. */
-export type Connectors = (logger: Logger) => Promise<TransportFactory>;
+/**
+ * How a session reaches hosts; built once the logger exists so connection events are logged.
+ * `note` shows at once what happens to a host (connecting, each retry) and logs it.
+ */
+export type Connectors = (logger: Logger, note: (host: string, line: string) => void) => Promise<TransportFactory>;
 
 /** Everything one run needs. */
 export interface SessionRequest {
@@ -56,15 +61,20 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
   runLog.write(`hardway ${req.command}: steps ${req.steps.map((s) => s.name).join(', ')}; machines ${req.selected.map((m) => m.hostname).join(', ')}; options ${JSON.stringify({ ...req.options, values: undefined })}`);
   let pool: ReturnType<typeof connectionPool> | undefined;
   try {
-    pool = connectionPool(await req.connectors(logger));
+    const note = (host: string, line: string) => {
+      const clean = redactor.redact(line);
+      runLog.write(clean, host);
+      reporter.hostNote(host, clean);
+    };
+    pool = connectionPool(await req.connectors(logger, note));
     const result = await runSteps(
       { steps: req.steps, lanes: req.lanes, inventory: req.inventory, selected: req.selected, options: req.options },
       { pool, logger, runLog, redactor, reporter },
     );
     if (req.json) req.stdout.write(summaryJson(result) + '\n');
-    else for (const line of summaryLines(result, logger.colors, req.options.dryRun)) logger.info(line);
-    if (!result.ok) logger.error(`log of this run: ${runLog.path}`);
-    else logger.debug(`log of this run: ${runLog.path}`);
+    // The one summary, also with --json (then on stderr, with the progress): each error is shown here, once.
+    for (const line of summaryLines(result, logger.colors, req.options.dryRun, widthOf(stream))) logger.info(line);
+    (result.ok ? logger.info : logger.error)(`log of this run: ${displayPath(runLog.path)}`);
     return { code: result.ok ? 0 : 1, result, logFile: runLog.path };
   } finally {
     await pool?.closeAll();

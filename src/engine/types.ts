@@ -169,6 +169,8 @@ export interface HostResult {
   /** Changes applied (or, with --dry-run, planned). */
   changes: number;
   error?: string;
+  /** Failed because the machine could not be reached (no SSH connection), as opposed to failing there. */
+  unreachable?: true;
 }
 
 /** The outcome of a whole run. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 /** The sandbox ("pause") image every pod starts with; containerd's sandbox_image names it. */
 export const PAUSE_IMAGE = 'localhost/hardway/pause:1';
 
-/** A small web server on port 80 (busybox httpd), the image `hardway smoke --image` can run offline. */
+/** A small web server on port 80 (busybox httpd), the image `hardway smoke --web-image` can run offline. */
 export const WEB_IMAGE = 'localhost/hardway/web:1';
 
 /** The project's images/ directory (beside machines.txt): the archives `hardway images` loads. */

@@ -31,6 +31,15 @@ export async function labDown(paths: LabPaths, lab: string): Promise<string> {
   return [`lab "${lab}" is down: ${machines.length} machine(s) stopped, overlays unmounted, bridge ${bridge} removed`, ...restored].join('\n');
 }
 
+/** What `labDown` would do to a lab, for --dry-run: one line; nothing is changed. */
+export function describeLabDown(paths: LabPaths, lab: string): string {
+  const state = readState(paths, lab);
+  const machines = knownMachines(paths, lab, state?.plan.machines ?? []);
+  const files = state ? `; the files in ${state.plan.spec.dir} and the cached root stay` : '';
+  return `lab "${lab}": would stop ${machines.length} machine(s) (${machines.map((m) => m.hostname).join(', ') || 'none'}), ` +
+    `unmount their overlays, remove bridge ${state?.plan.bridge ?? bridgeName(lab)} and ${labDir(paths, lab)}${files}`;
+}
+
 /** Takes every lab on this host down, and removes root builds a crashed `up` abandoned (the cache stays). */
 export async function labDownAll(paths: LabPaths): Promise<string[]> {
   const lines: string[] = [];

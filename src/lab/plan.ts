@@ -1,4 +1,5 @@
 // From `lab up` options to the machines of the lab: names, addresses and pod subnets. Pure.
+import { closest, didYouMean } from '../cli/suggest.ts';
 import { InputError } from '../errors.ts';
 import { nthAddress, parseCidr, size, type Network } from '../net/ipv4.ts';
 import { bridgeName, LAB_NAME, unitName } from './names.ts';
@@ -60,8 +61,9 @@ function machine(lab: string, hostname: string, ip: string, role: LabMachine['ro
 export function findMachine(plan: LabPlan, hostname: string): LabMachine {
   const m = plan.machines.find((x) => x.hostname === hostname);
   if (!m) {
+    const near = didYouMean(closest(hostname, plan.machines.map((x) => x.hostname)));
     throw new InputError(`lab "${plan.spec.name}" has no machine named "${hostname}"`,
-      `its machines: ${plan.machines.map((x) => x.hostname).join(', ')}`);
+      `${near ? `${near} ` : ''}its machines: ${plan.machines.map((x) => x.hostname).join(', ')}`);
   }
   return m;
 }

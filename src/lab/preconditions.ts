@@ -1,5 +1,7 @@
 // What the lab needs from the host before it changes anything: root, systemd-nspawn, debootstrap.
+import { accessSync, constants } from 'node:fs';
 import { InputError } from '../errors.ts';
+import type { LabPaths } from './names.ts';
 import { tryLocal } from '../transport/local.ts';
 
 /** The apt-get line that installs what the lab needs on a Debian host. */
@@ -17,7 +19,7 @@ const TOOLS: Array<{ cmd: string; pkg: string }> = [
 export async function checkLabHost(uid: number = process.getuid?.() ?? -1): Promise<void> {
   if (uid !== 0) {
     throw new InputError('the lab needs root (it mounts overlays, creates a bridge and runs systemd-nspawn)',
-      'run it as root, e.g. sudo hardway lab up');
+      'run it as root (sudo)');
   }
   const missing: string[] = [];
   for (const t of TOOLS) {
@@ -26,5 +28,22 @@ export async function checkLabHost(uid: number = process.getuid?.() ?? -1): Prom
   }
   if (missing.length > 0) {
     throw new InputError(`the lab needs ${missing.join(', ')}, not found on this host`, `install them: ${INSTALL_LINE}`);
+  }
+}
+
+/**
+ * Why this user cannot run a lab command, or undefined when it can. `changes`: the command changes
+ * the host (boots, stops, mounts: root only); else it only reads the labs' state, which is
+ * readable by root only where hardway keeps it by default (/var/lib/hardway/labs).
+ */
+export function labAccessProblem(paths: LabPaths, changes: boolean, uid: number = process.getuid?.() ?? -1): string | undefined {
+  if (uid === 0) return undefined;
+  if (changes) return 'the lab mounts overlays, creates a bridge and runs systemd-nspawn';
+  try {
+    accessSync(paths.stateRoot, constants.R_OK | constants.X_OK);
+    return undefined;
+  } catch (e) {
+    // No state root at all: there is no lab, which the command says itself.
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : `the labs' state in ${paths.stateRoot} is readable by root only`;
   }
 }

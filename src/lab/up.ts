@@ -51,7 +51,7 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
     if (had.servers !== spec.servers || had.workers !== spec.workers || had.subnet !== spec.subnet || !!had.registry !== !!spec.registry) {
       throw new InputError(
         `lab "${spec.name}" already exists with ${had.servers} server(s), ${had.workers} worker(s) on ${had.subnet}${had.registry ? ' and a registry' : ''}`,
-        `use it as it is, or run "hardway lab down --name ${spec.name}" first`);
+        `use it as it is, or run "hardway lab down --name ${spec.name} --yes" first`);
     }
     const running = existing.plan.machines.every((m) => runningPid(machineDir(paths, spec.name, m.hostname), m) !== undefined);
     if (running && existing.rootfs) {

@@ -50,6 +50,19 @@ export async function multipassDown(prefix: string, deps: Pick<MultipassDeps, 'c
   return { noRecord: false, deleted, gone, leftAlone };
 }
 
+/** What `down` would delete, for --dry-run: the recorded VMs Multipass still has, and those it would leave alone. Changes nothing. */
+export async function describeDownPlan(prefix: string, deps: Pick<MultipassDeps, 'client' | 'stateDir'>): Promise<string[]> {
+  const record = readRecord(deps.stateDir, prefix);
+  const instances = await deps.client.list();
+  const named = instances.filter((i) => i.name.startsWith(`${prefix}-`)).map((i) => i.name);
+  const ours = named.filter((n) => record?.vms.some((v) => v.vm === n));
+  const lines = [record ? `would delete and purge: ${ours.join(', ') || 'none'} (a running VM only once it shows the host key and marker hardway gave it)`
+    : `hardway has launched no Multipass VMs named "${prefix}-...": nothing to delete`];
+  const strangers = named.filter((n) => !ours.includes(n));
+  if (strangers.length) lines.push(`would leave alone: ${strangers.join(', ')} (hardway did not launch them)`);
+  return lines;
+}
+
 /** The lines `down` prints, and the error it ends with when a recorded VM was left alone. */
 export function describeDown(prefix: string, r: DownResult): { lines: string[]; error?: FailureError } {
   const lines: string[] = [];

@@ -33,7 +33,7 @@ export function checkSpec(spec: MultipassSpec): void {
   for (const [what, v] of [['memory', spec.memory], ['disk', spec.disk]] as const) {
     if (!SIZE.test(v)) throw new InputError(`--${what} "${v}" is not a size Multipass takes`, `write a number with K, M or G, e.g. --${what} ${what === 'memory' ? '2G' : '20G'}`);
   }
-  if (!/^\S+$/.test(spec.image)) throw new InputError(`--image "${spec.image}" is not an image name`, 'e.g. --image 24.04 (see "multipass find")');
+  if (!/^\S+$/.test(spec.image)) throw new InputError(`--vm-image "${spec.image}" is not an image name`, 'e.g. --vm-image 24.04 (see "multipass find")');
 }
 
 /** The VMs of a prefix: servers first, then workers node-0... with pod subnets 10.200.N.0/24. */

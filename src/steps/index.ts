@@ -32,5 +32,5 @@ export const STEPS = {
   verify: { options: ['ready-timeout'], load: async () => (await import('./verify.ts')).verifyStep },
   reset: { options: ['local', 'delete-data'], load: async () => (await import('./reset.ts')).resetStep },
   'drain-node': { load: async () => (await import('./drain-node.ts')).drainNodeStep },
-  smoke: { options: ['image'], load: async () => (await import('./smoke.ts')).smokeStep },
+  smoke: { options: ['web-image'], load: async () => (await import('./smoke.ts')).smokeStep },
 } satisfies Record<StepName, StepEntry>;

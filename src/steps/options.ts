@@ -5,11 +5,11 @@ import type { StepOptions } from '../engine/types.ts';
 
 /** Every step option: its CLI spec (which is also its --help line and its one default). */
 export const STEP_OPTIONS = {
-  local: { type: 'boolean', description: "pin-hosts: also put the block into this machine's (the jumpbox's) own /etc/hosts" },
+  local: { type: 'boolean', description: "this machine's (the jumpbox's) own /etc/hosts too: pin-hosts puts the block of names in, reset takes it out" },
   'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', range: [1, 3600], description: 'kubelet-rbac, distribute, dns: how long to wait for the API server to answer (after a restart)' },
   'ready-timeout': { type: 'string', arg: 'SECONDS', default: '60', range: [0, 3600], description: 'verify: how long to wait for every node to be Ready and CoreDNS available; dns: for CoreDNS (at least 60)' },
   'delete-data': { type: 'string', multiple: true, arg: 'WHAT', choices: ['etcd'], description: "reset: also delete this data, named: etcd (/var/lib/etcd, the whole cluster state); kept otherwise" },
-  image: { type: 'string', arg: 'IMAGE', default: 'nginx:stable', description: 'smoke: the image the test deployment runs (the workers must be able to pull it)' },
+  'web-image': { type: 'string', arg: 'IMAGE', default: 'nginx:stable', formerly: 'image', description: 'smoke: the web server image (HTTP on port 80) the test deployment runs; the workers must be able to pull it' },
 } as const satisfies Record<string, OptionSpec>;
 
 /** The name of a step option. */
@@ -23,7 +23,7 @@ export function flagOption(options: StepOptions, name: Named<'boolean'>): boolea
 }
 
 /** A string option as given, else its default. */
-export function textOption(options: StepOptions, name: 'image'): string {
+export function textOption(options: StepOptions, name: 'web-image'): string {
   const v = options.values[name];
   return typeof v === 'string' ? v : STEP_OPTIONS[name].default;
 }

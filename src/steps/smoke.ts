@@ -46,7 +46,7 @@ export const smokeStep: ActionStep = {
   title: 'Smoke-test the cluster: encrypted secrets, a running pod, logs, exec, port-forward, NodePort, names in pods',
   targets: (inv) => inv.controlPlanes.slice(0, 1),
   async run(ctx: ActionContext) {
-    const image = textOption(ctx.options, 'image');
+    const image = textOption(ctx.options, 'web-image');
     const run = async (what: string, cmd: Command) => {
       const r = await ctx.transport.exec(cmd, { timeoutMs: 240_000 });
       if (r.code !== 0) throw new FailureError(`smoke test: ${what} failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' / ')}`);

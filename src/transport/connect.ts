@@ -25,6 +25,11 @@ export interface ConnectContext {
   keepaliveIntervalMs: number;
   keepaliveCountMax: number;
   log: (line: string) => void;
+  /**
+   * What a person watching the run is told at once, without -v (`connecting to ...`, each retry):
+   * lines about this machine, without its name. Without it, retries go to `log`.
+   */
+  progress?: (line: string) => void;
 }
 
 /** Backoff for connection failures: `attempts` tries in all, delays doubling from baseDelayMs. */
@@ -54,6 +59,10 @@ class RetryableFailure extends Error {
 
 /** Opens the route with retries for network failures; auth and host-key errors are thrown at once. */
 export async function connectWithRetry(route: Route, ctx: ConnectContext, retry: RetryPolicy): Promise<Connection> {
+  const via = route.jumps.length ? ` via ${route.jumps.map((j) => j.display).join(', ')}` : '';
+  const connecting = `connecting to ${route.target.display}${via}`;
+  if (ctx.progress) ctx.progress(connecting);
+  else ctx.log(`${ctx.machine}: ${connecting}`);
   for (let attempt = 1; ; attempt++) {
     try {
       return await connectRoute(route, ctx);
@@ -61,7 +70,9 @@ export async function connectWithRetry(route: Route, ctx: ConnectContext, retry:
       if (!(e instanceof RetryableFailure)) throw e;
       if (attempt >= retry.attempts) throw new ConnectError(ctx.machine, e.hop.display, e.reason, attempt);
       const delay = Math.min(retry.baseDelayMs * 2 ** (attempt - 1), retry.maxDelayMs);
-      ctx.log(`${ctx.machine}: ${e.message}; retrying in ${delay}ms (attempt ${attempt + 1}/${retry.attempts})`);
+      const retrying = `retry ${attempt + 1} of ${retry.attempts} in ${delay / 1000} s`;
+      if (ctx.progress) ctx.progress(`no answer (${e.reason}${e.hop === route.target ? '' : ` at ${e.hop.display}`}), ${retrying}`);
+      else ctx.log(`${ctx.machine}: no answer from ${e.message}, ${retrying}`);
       await retry.sleep(delay);
     }
   }

@@ -25,7 +25,12 @@ export const ONE_ATTEMPT: Pick<TransportOptions, 'readyTimeoutMs' | 'retry'> = {
  * The connector of a project: one known_hosts for every host of the run, the options of the
  * command. The kind of transport a host gets is chosen here, and only here.
  */
-export function hostConnector(inv: Pick<Inventory, 'settings'>, opts: TransportOptions): Connect {
+export function hostConnector(inv: Pick<Inventory, 'settings'>, opts: TransportOptions, progress?: (host: string, line: string) => void): Connect {
   const knownHosts = new KnownHosts(knownHostsPath(inv.settings.ssh, opts));
-  return async (host) => (host.machine ? openTransport(host.machine, inv.settings.ssh, opts, knownHosts) : new LocalTransport({ machine: host.name }));
+  return async (host) => {
+    if (!host.machine) return new LocalTransport({ machine: host.name });
+    // Connection progress (connecting, retrying) shown under the host's line while it waits.
+    const shown = progress ? { ...opts, progress: (line: string) => progress(host.name, line) } : opts;
+    return openTransport(host.machine, inv.settings.ssh, shown, knownHosts);
+  };
 }

@@ -38,6 +38,8 @@ export interface TransportOptions {
   retry?: Partial<RetryPolicy>;
   /** Receives connection events (retries, pins, reconnects); never commands' data or secrets. */
   log?: (line: string) => void;
+  /** Receives what a person watching is told at once (connecting, each retry); see ConnectContext. */
+  progress?: (line: string) => void;
 }
 
 /** Opens one machine's connection; rejects with its HostKeyError, AuthError or ConnectError. */
@@ -75,6 +77,7 @@ export function createTransport(machine: Machine, ssh: SshSettings, opts: Transp
       keepaliveIntervalMs: opts.keepaliveIntervalMs ?? 5_000,
       keepaliveCountMax: opts.keepaliveCountMax ?? 3,
       log: opts.log ?? (() => undefined),
+      ...(opts.progress ? { progress: opts.progress } : {}),
     },
     retry: {
       attempts: opts.retry?.attempts ?? 4,

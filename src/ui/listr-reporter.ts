@@ -1,17 +1,23 @@
 // listr2 progress on an interactive terminal: one task list per step, one task per machine. The
-// engine drives the work; each task just waits for its machine's result.
+// engine drives the work; each task just waits for its machine's result, and its title says what
+// is happening to the machine meanwhile (connecting, a retry).
 import { Listr, ListrLogger, ProcessOutput, type ListrTaskWrapper } from 'listr2';
 import type { Writable } from 'node:stream';
 import type { HostResult } from '../engine/types.ts';
 import type { Logger } from './logger.ts';
-import { indent, statusText, withoutHost, type Reporter, type StepInfo } from './reporter.ts';
+import { statusText, type Reporter } from './reporter.ts';
+
+type Task = ListrTaskWrapper<unknown, never, never>;
 
 interface Pending {
   resolve(r: HostResult): void;
-  task?: Promise<unknown>;
+  /** The task, once listr2 has started it. */
+  task?: Task;
+  /** A note that came before the task started. */
+  note?: string;
 }
 
-/** A reporter that renders listr2 spinners per machine, then prints details and errors. */
+/** A reporter that renders listr2 spinners per machine, then prints the details of each change. */
 export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean): Reporter {
   let running: Promise<unknown> | undefined;
   let pending = new Map<string, Pending>();
@@ -25,14 +31,17 @@ export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean)
       const tasks = hosts.map((host) => {
         let resolve!: (r: HostResult) => void;
         const done = new Promise<HostResult>((r) => (resolve = r));
-        pending.set(host, { resolve });
+        const entry: Pending = { resolve };
+        pending.set(host, entry);
         return {
           title: host,
-          task: async (_: unknown, task: ListrTaskWrapper<unknown, never, never>) => {
+          task: async (_: unknown, task: Task) => {
+            entry.task = task;
+            if (entry.note) task.title = `${host}: ${entry.note}`;
             const r = await done;
             task.title = `${host}: ${statusText(r, dryRun)}`;
-            const why = firstLine(r.error ?? 'failed');
-            if (r.status === 'failed') throw new Error(why.startsWith(`${host}: `) ? why : `${host}: ${why}`);
+            // The error itself is shown once, in the summary at the end: here the task only fails.
+            if (r.status === 'failed') throw new Error(task.title);
             if (r.status === 'skipped') task.skip(`${host}: skipped`);
           },
         };
@@ -42,7 +51,10 @@ export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean)
       const logger = new ListrLogger({ processOutput: new ProcessOutput(stream as NodeJS.WriteStream, stream as NodeJS.WriteStream) });
       const list = new Listr(
         [{ title: `${step.name}: ${step.title}`, task: (_ctx, t) => t.newListr(tasks, { concurrent: true, exitOnError: false }) }],
-        { concurrent: false, exitOnError: false, registerSignalListeners: false, rendererOptions: { collapseSubtasks: false, logger }, fallbackRendererOptions: { logger } } as never,
+        {
+          concurrent: false, exitOnError: false, registerSignalListeners: false,
+          rendererOptions: { collapseSubtasks: false, showErrorMessage: false, logger }, fallbackRendererOptions: { logger },
+        } as never,
       );
       running = list.run().catch(() => undefined);
     },
@@ -57,12 +69,14 @@ export function listrReporter(logger: Logger, stream: Writable, dryRun: boolean)
       for (const { result, lines } of details) {
         const log = logger.host(result.machine);
         for (const line of lines) log.info(`  ${line}`);
-        if (result.status === 'failed' && result.error) log.error(indent(withoutHost(result.error, result.machine)));
       }
     },
+    hostNote(host, text) {
+      // Only the machines of the step on screen have a line to show it on; the run log has every note.
+      const entry = pending.get(host);
+      if (!entry) return;
+      entry.note = text;
+      if (entry.task) entry.task.title = `${host}: ${text}`;
+    },
   };
-}
-
-function firstLine(text: string): string {
-  return text.split('\n')[0]!;
 }

@@ -15,10 +15,13 @@ export interface Reporter {
   /** `details`: one line per change (with diffs in dry-run), already redacted by the engine. */
   hostFinished(step: StepInfo, result: HostResult, details: string[]): void;
   stepFinished(step: StepInfo, results: HostResult[]): Promise<void>;
+  /** What is happening to a machine right now, e.g. `connecting to root@10.0.0.1:22` or a retry; shown at once. */
+  hostNote(host: string, text: string): void;
 }
 
 /** One word (plus count) for a result, as shown per machine. */
 export function statusText(r: HostResult, dryRun: boolean): string {
+  if (r.unreachable) return 'unreachable';
   if (r.status === 'failed') return `failed${r.changes ? ` after ${plural(r.changes, 'change')}` : ''}`;
   if (r.status === 'skipped') return 'skipped';
   if (r.status === 'unchanged') return 'unchanged';
@@ -40,12 +43,15 @@ export function plainReporter(logger: Logger, dryRun: boolean): Reporter {
     hostFinished(step, result, details) {
       const log = logger.host(result.machine);
       const text = `${step.name}: ${statusText(result, dryRun)}`;
+      // The error itself is shown once, in the summary at the end.
       if (result.status === 'failed') log.error(text);
       else log.info(result.status === 'changed' ? c.yellow(text) : result.status === 'unchanged' ? c.green(text) : text);
       for (const line of details) log.info(`  ${line}`);
-      if (result.status === 'failed' && result.error) log.error(indent(withoutHost(result.error, result.machine)));
     },
     async stepFinished() {},
+    hostNote(host, text) {
+      logger.host(host).info(c.dim(text));
+    },
   };
 }
 

@@ -1,7 +1,9 @@
-// The end of a run: a summary per step and machine for people, or one JSON object for scripts.
+// The end of a run: one line per machine for people (ok, changed, failed, unreachable, like
+// Ansible's recap), each error shown there once, in full; or one JSON object for scripts.
 import type { HostResult, RunResult } from '../engine/types.ts';
 import type { Palette } from './terminal.ts';
-import { plural, withoutHost } from './reporter.ts';
+import { indent, plural, withoutHost } from './reporter.ts';
+import { DEFAULT_WIDTH, wrap } from '../cli/wrap.ts';
 
 /** Totals and `ok` from the results of every step on every host. */
 export function summarize(results: HostResult[]): RunResult {
@@ -18,30 +20,94 @@ export function summaryJson(run: RunResult): string {
     status: r.status,
     changes: r.changes,
     ...(r.error !== undefined ? { error: r.error } : {}),
+    ...(r.unreachable ? { unreachable: true } : {}),
   }));
   return JSON.stringify({ ok: run.ok, changed: run.changed, failed: run.failed, results });
 }
 
-/** A table of step / machine / status, then totals. */
-export function summaryLines(run: RunResult, colors: Palette, dryRun: boolean): string[] {
+/** How a machine ended the run. */
+export type MachineOutcome = 'ok' | 'changed' | 'failed' | 'unreachable' | 'not run';
+
+/** One machine's part of a run: its outcome, its changes, the steps that ran, the failure if any. */
+export interface MachineRecap {
+  machine: string;
+  outcome: MachineOutcome;
+  changes: number;
+  /** Steps that ran on it (not skipped). */
+  ran: number;
+  /** Steps that were not run on it. */
+  notRun: number;
+  /** The step that failed and its error (once). */
+  failure?: { step: string; error: string };
+}
+
+/** The results of a run per machine, in the order the machines first appear. */
+export function recapOf(run: RunResult): MachineRecap[] {
+  const machines = [...new Set(run.results.map((r) => r.machine))];
+  return machines.map((machine) => {
+    const mine = run.results.filter((r) => r.machine === machine);
+    const failed = mine.find((r) => r.status === 'failed');
+    const changes = mine.reduce((n, r) => n + r.changes, 0);
+    const ran = mine.filter((r) => r.status !== 'skipped').length;
+    const outcome: MachineOutcome = failed ? (failed.unreachable ? 'unreachable' : 'failed') : ran === 0 ? 'not run' : changes > 0 ? 'changed' : 'ok';
+    return {
+      machine, outcome, changes, ran, notRun: mine.length - ran,
+      ...(failed ? { failure: { step: failed.step, error: withoutHost(failed.error ?? 'failed', machine) } } : {}),
+    };
+  });
+}
+
+/**
+ * The summary people read: a line per machine (its outcome, what changed, or the step that failed
+ * with the whole error under it), why steps were not run (each reason once), and the totals; each
+ * wrapped to `width` (an error's own further lines, a command's stderr, are left as they are).
+ */
+export function summaryLines(run: RunResult, colors: Palette, dryRun: boolean, width = DEFAULT_WIDTH): string[] {
   if (run.results.length === 0) return ['Summary: no machine was selected for these steps'];
-  const stepW = Math.max(4, ...run.results.map((r) => r.step.length));
-  const hostW = Math.max(7, ...run.results.map((r) => r.machine.length));
-  const paint = { changed: colors.yellow, unchanged: colors.green, failed: colors.red, skipped: colors.dim };
+  const recap = recapOf(run);
+  const hostW = Math.max(...recap.map((r) => r.machine.length));
+  const word = (o: MachineOutcome) => (o === 'changed' && dryRun ? 'would change' : o);
+  const wordW = Math.max(...recap.map((r) => word(r.outcome).length));
+  const paint: Record<MachineOutcome, (s: string) => string> = { ok: colors.green, changed: colors.yellow, failed: colors.red, unreachable: colors.red, 'not run': colors.dim };
+  const change = dryRun ? 'planned change' : 'change';
   const lines = [dryRun ? 'Summary (dry run: nothing was changed):' : 'Summary:'];
-  for (const r of run.results) {
-    const count = r.changes ? ` ${plural(r.changes, dryRun ? 'planned change' : 'change')}` : '';
-    const why = r.status === 'failed' || r.status === 'skipped' ? `  ${firstLine(withoutHost(r.error ?? '', r.machine))}` : '';
-    lines.push(`  ${r.step.padEnd(stepW)}  ${r.machine.padEnd(hostW)}  ${paint[r.status](r.status.padEnd(9))}${count}${why}`);
+  for (const r of recap) {
+    const notRun = r.notRun ? `; ${plural(r.notRun, 'step')} not run` : '';
+    const what = r.failure
+      ? `${r.failure.step}: ${r.failure.error.split('\n')[0]}`
+      : r.outcome === 'not run' ? 'no step ran here'
+        : r.changes > 0 ? `${plural(r.changes, change)} in ${plural(r.ran, 'step')}` : `${plural(r.ran, 'step')}, nothing to change`;
+    const lead = `  ${r.machine.padEnd(hostW)}  ${word(r.outcome).padEnd(wordW)}  `;
+    const [first, ...rest] = wrap(`${what}${notRun}`, width, lead, ' '.repeat(lead.length));
+    // Painted after wrapping: the color codes take no room on the screen.
+    lines.push(first!.replace(word(r.outcome), paint[r.outcome](word(r.outcome))), ...rest);
+    // The rest of the error (a command's stderr, the hint) under its first line; a line too long
+    // for the screen is wrapped under itself, the others are left exactly as they are.
+    for (const line of indent(r.failure?.error.split('\n').slice(1).join('\n') ?? '', ' '.repeat(lead.length)).split('\n')) {
+      if (line.trim() === '') continue;
+      const own = /^\s*/.exec(line)![0];
+      lines.push(...(line.length > width ? wrap(line, width, own, `${own}  `) : [line]));
+    }
   }
-  const n = (s: HostResult['status']) => run.results.filter((r) => r.status === s).length;
-  lines.push(
-    `${n('changed')} changed, ${n('unchanged')} unchanged, ${n('failed')} failed, ${n('skipped')} skipped` +
-      ` (${plural(run.changed, dryRun ? 'planned change' : 'change')})`,
-  );
+  lines.push(...notRunReasons(run).flatMap((l) => wrap(l, width, '', '  ')));
+  const n = (o: MachineOutcome) => recap.filter((r) => r.outcome === o).length;
+  const notRunAt = n('not run') ? `, ${n('not run')} not run` : '';
+  lines.push(...wrap(`${n('ok')} ok, ${n('changed')} ${dryRun ? 'would change' : 'changed'}, ${n('failed')} failed, ${n('unreachable')} unreachable${notRunAt}` +
+    ` (${plural(run.changed, change)})`, width, '', '  '));
   return lines;
 }
 
-function firstLine(text: string): string {
-  return text.split('\n')[0]!;
+/**
+ * Why steps were not run, each reason once: a step that failed stops the later ones (unless
+ * --keep-going), machines that take turns stop at the first failure. That a machine's own failure
+ * stops its later steps its own line already says.
+ */
+function notRunReasons(run: RunResult): string[] {
+  const reasons = new Map<string, Set<string>>();
+  for (const r of run.results) {
+    if (r.status !== 'skipped' || !r.error || r.error.startsWith('not run: failed in step')) continue;
+    const why = r.error.replace(/^not run: /, '');
+    reasons.set(why, (reasons.get(why) ?? new Set()).add(r.step));
+  }
+  return [...reasons].map(([why, steps]) => `Not run: ${[...steps].join(', ')}: ${why}`);
 }

@@ -128,7 +128,10 @@ describe('engine faults on the lab', () => {
     expect(json).toMatchObject({ ok: false, failed: 1 });
     expect(json.results.map((x: { machine: string; status: string }) => `${x.machine}:${x.status}`)).toEqual(['server:changed', 'node-0:changed', 'node-1:failed']);
     expect(json.results[2].error).toMatch(/node-1/);
-    expect(r.stderr).toMatch(/^node-1: pin-hosts: failed$/m);
+    expect(json.results[2].unreachable).toBe(true);
+    expect(r.stderr).toMatch(/^node-1: pin-hosts: unreachable$/m);
+    // The summary (on stderr with --json): node-1 unreachable, with its error once.
+    expect(r.stderr).toMatch(/^ {2}node-1 {2}unreachable {2}pin-hosts: cannot connect to /m);
     expect(r.stderr).toMatch(/^log of this run: /m);
 
     expect((await l.hardway(['lab', 'start', '--name', l.name, 'node-1'])).code).toBe(0);

@@ -134,7 +134,7 @@ describe('a lab that meets a host limit', () => {
 
   it('the last lab down puts back the value it found; with another lab up the value stays held', async () => {
     const others = readRecord()!.holders.filter((h) => h !== STATE);
-    const down = await hardway(['lab', 'down', '--name', NAME]);
+    const down = await hardway(['lab', 'down', '--name', NAME, '--yes']);
     expect(down.code).toBe(0);
     const rec = readRecord();
     if (others.length === 0 && rec === undefined) {

@@ -180,7 +180,7 @@ describe('hardway lab', () => {
   });
 
   it('down leaves no process, mount or bridge behind, and is idempotent', async () => {
-    const r = await hardway(['lab', 'down', '--name', NAME]);
+    const r = await hardway(['lab', 'down', '--name', NAME, '--yes']);
     expect(r.code).toBe(0);
     // The last lab on the host puts the host settings back (with another lab up they stay held).
     if (aloneAtStart && otherLabs().length === 0) expect(sysctls()).toEqual(hostBefore);
@@ -190,7 +190,7 @@ describe('hardway lab', () => {
     for (const h of ['/sys/fs/cgroup/unified', '/sys/fs/cgroup/systemd', '/sys/fs/cgroup']) {
       expect(existsSync(`${h}/hardway-lab/${NAME}-server`)).toBe(false);
     }
-    const again = await hardway(['lab', 'down', '--name', NAME]);
+    const again = await hardway(['lab', 'down', '--name', NAME, '--yes']);
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/nothing to do/);
   });
@@ -215,7 +215,7 @@ describe('hardway lab down after a crashed up', () => {
     expect(nspawnPids(CRASH)).not.toBe('');
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(`/var/lib/hardway/labs/${CRASH}/`);
 
-    const r = await hardway(['lab', 'down', '--name', CRASH]);
+    const r = await hardway(['lab', 'down', '--name', CRASH, '--yes']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(nspawnPids(CRASH)).toBe('');

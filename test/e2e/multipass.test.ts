@@ -200,7 +200,7 @@ describe('hardway multipass on the multipass stand-in', () => {
   it('down deletes and purges only the VMs hardway launched: one launched by hand with the same prefix stays', async () => {
     writeFileSync(join(dir, 'scratch.yaml'), '#cloud-config\nmanage_etc_hosts: true\n');
     await ok(multipass('launch', '--name', `${PREFIX}-scratch`, '--cloud-init', join(dir, 'scratch.yaml'), '24.04'), 'multipass launch (by hand)');
-    const down = await hw('multipass', 'down', '--name', PREFIX);
+    const down = await hw('multipass', 'down', '--name', PREFIX, '--yes');
     expect(down.code, down.stderr).toBe(0);
     expect(down.stdout).toBe(`deleted and purged: ${VMS.map((v) => `${PREFIX}-${v}`).join(', ')}\n`
       + `left alone: ${PREFIX}-scratch: hardway did not launch it (not in its record)\n`);
@@ -208,7 +208,7 @@ describe('hardway multipass on the multipass stand-in', () => {
     expect(left.map((i) => `${i.name} ${i.state}`)).toEqual([`${PREFIX}-scratch Running`]);
     expect(existsSync(join(stateDir, `${PREFIX}.json`))).toBe(false);
     expect(existsSync(join(dir, 'machines.txt'))).toBe(true); // the files stay, as with lab down
-    const again = await hw('multipass', 'down', '--name', PREFIX);
+    const again = await hw('multipass', 'down', '--name', PREFIX, '--yes');
     expect(again.stdout).toContain(`hardway has launched no Multipass VMs named "${PREFIX}-...": nothing to delete`);
   });
 });

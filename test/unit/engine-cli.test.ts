@@ -48,11 +48,22 @@ describe('remote command output', () => {
     expect(r.stderr).toMatch(/^log of this run: .*\/logs\/.*-pin-hosts-\d+\.log$/m);
   });
 
-  it('prints a summary per step and machine in text mode', async () => {
+  it('prints one summary line per machine in text mode, then the log', async () => {
     const dir = projectDir();
     const r = await runCommand('pin-hosts', ['--node', 'node-0'], dir, fakeCluster(inventoryOf(), simple));
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Summary:\n  pin-hosts  node-0   changed   1 change\n1 changed, 0 unchanged, 0 failed, 0 skipped (1 change)');
+    expect(r.stdout).toMatch(/Summary:\n {2}node-0 {2}changed {2}1 change in 1 step\n0 ok, 1 changed, 0 failed, 0 unreachable \(1 change\)\nlog of this run: .*-pin-hosts-\d+\.log\n$/);
+  });
+
+  it('a failed machine: its error is printed once, in the summary', async () => {
+    const dir = projectDir();
+    const fakes = fakeCluster(inventoryOf(), simple);
+    fakes.get('node-1')!.uploadError = new Error('node-1: SFTP: Permission denied');
+    const r = await runCommand('pin-hosts', [], dir, fakes);
+    expect(r.code).toBe(1);
+    expect(r.stdout.split('SFTP: Permission denied')).toHaveLength(2);
+    expect(r.stdout).toMatch(/^node-1: pin-hosts: failed$/m);
+    expect(r.stdout).toMatch(/^ {2}node-1 {2}failed +pin-hosts: SFTP: Permission denied$/m);
   });
 
   it('--node touches only the named machines; --only with an unknown step is a usage error', async () => {
@@ -64,7 +75,7 @@ describe('remote command output', () => {
     expect(fakes.get('server')!.commands).toEqual([]);
     const bad = await runCommand('pin-hosts', ['--only', 'pin-host'], dir, fakes);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('error: unknown step "pin-host" for "hardway pin-hosts"\n  hint: its steps are: pin-hosts');
+    expect(bad.stderr).toContain('error: unknown step "pin-host" for "hardway pin-hosts"\n  hint: did you mean "pin-hosts"? its steps are: pin-hosts');
   });
 
   it('a command whose steps are not written yet fails with "not implemented yet", touching nothing', async () => {

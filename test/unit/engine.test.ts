@@ -6,6 +6,8 @@ import { fileChanges } from '../../src/engine/desired.ts';
 import { FailureError, PreconditionError } from '../../src/errors.ts';
 import type { Step } from '../../src/engine/types.ts';
 import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
+import { summaryLines } from '../../src/ui/summary.ts';
+import { palette } from '../../src/ui/terminal.ts';
 
 const demoFile: Step = {
   name: 'demo-file',
@@ -68,8 +70,10 @@ describe('engine: plan, apply, plan again', () => {
     expect(failed.error).toContain('node-1: command failed (exit 5): systemctl restart demo');
     expect(failed.error).toContain('Job for demo.service failed.');
     expect(result.results.filter((r) => r.status === 'changed').map((r) => r.machine)).toEqual(['server', 'node-0']);
-    expect(output).toMatch(/^node-1:   command failed \(exit 5\): systemctl restart demo$/m);
-    expect(output).toMatch(/^node-1:     Job for demo.service failed.$/m);
+    // The progress says only that it failed; the error itself is the summary's, once (src/ui/summary.ts).
+    expect(output).toMatch(/^node-1: demo-restart: failed$/m);
+    expect(output).not.toContain('Job for demo.service failed.');
+    expect(summaryLines(result, palette(false), false).join('\n')).toMatch(/^ {2}node-1 {2}failed +demo-restart: command failed \(exit 5\): systemctl restart demo\n {2,}Job for demo.service failed\.$/m);
   });
 
   it('a machine that cannot be reached fails alone, with the transport error', async () => {

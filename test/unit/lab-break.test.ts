@@ -59,7 +59,8 @@ describe('lab break', () => {
       [['lab', 'break', 'a', 'b'], 'lab break takes exactly one SCENARIO'],
       [['lab', 'break', 'meltdown'], 'unknown scenario "meltdown"'],
       [['lab', 'break', '--list', 'worker-down'], '--list takes no SCENARIO'],
-      [['lab', 'break', 'worker-down', '--nod', 'x'], 'Unknown option \'--nod\''],
+      [['lab', 'break', 'worker-down', '--nod', 'x'], 'error: unknown option --nod for "hardway lab break"\n  hint: did you mean --node?'],
+      [['lab', 'break', 'worker-dwn'], 'hint: did you mean "worker-down"?'],
     ] as const) {
       const r = await runCli([...args], cwd);
       expect(r.code, args.join(' ')).toBe(2);
@@ -70,13 +71,17 @@ describe('lab break', () => {
 });
 
 describe('doctor usage errors', () => {
-  it('exits 2 with a hint, no stack trace: no machines.txt, a bad --image, an unknown option', async () => {
+  it('exits 2 with a hint, no stack trace: no machines.txt, a bad --pull-image, the old --image, an unknown option', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'hardway-doctor-'));
     const none = await runCli(['doctor'], cwd);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('machines.txt');
     const { dir } = makeProject();
-    for (const [args, message] of [[['doctor', '--image', 'a b'], '--image "a b" is not an image reference'], [['doctor', '--fast'], "Unknown option '--fast'"]] as const) {
+    for (const [args, message] of [
+      [['doctor', '--pull-image', 'a b'], '--pull-image "a b" is not an image reference'],
+      [['doctor', '--image', 'x'], 'error: --image is now --pull-image for "hardway doctor"\n  hint: --pull-image IMAGE: test-pull this image'],
+      [['doctor', '--fast'], 'error: unknown option --fast for "hardway doctor"'],
+    ] as const) {
       const r = await runCli([...args], dir);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(message);

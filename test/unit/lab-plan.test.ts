@@ -65,7 +65,8 @@ describe('planLab', () => {
   it('finds machines by exact name and lists the known ones otherwise', () => {
     const plan = planLab(spec());
     expect(findMachine(plan, 'node-1').ip).toBe('10.240.0.21');
-    expect(() => findMachine(plan, 'node-2')).toThrow(expect.objectContaining({ hint: 'its machines: server, node-0, node-1' }));
+    expect(() => findMachine(plan, 'node-2')).toThrow(expect.objectContaining({ hint: 'did you mean "node-0" or "node-1"? its machines: server, node-0, node-1' }));
+    expect(() => findMachine(plan, 'worker')).toThrow(expect.objectContaining({ hint: 'its machines: server, node-0, node-1' }));
   });
 
   it('writes the default lab to ./lab and other labs to ./lab-NAME', () => {

@@ -38,7 +38,7 @@ describe('planning', () => {
     for (const [bad, message] of [
       [{ prefix: '1abc' }, /--name "1abc" is not allowed/], [{ prefix: 'Abc' }, /not allowed/], [{ prefix: 'a-' }, /not allowed/],
       [{ servers: 0 }, /--servers must be a whole number from 1 to 9/], [{ workers: 101 }, /--workers/],
-      [{ memory: '2 GB' }, /--memory "2 GB" is not a size/], [{ disk: 'big' }, /--disk/], [{ image: 'a b' }, /--image/],
+      [{ memory: '2 GB' }, /--memory "2 GB" is not a size/], [{ disk: 'big' }, /--disk/], [{ image: 'a b' }, /--vm-image "a b"/],
     ] as const) {
       expect(() => checkSpec({ ...spec, ...bad }), JSON.stringify(bad)).toThrow(InputError);
       expect(() => checkSpec({ ...spec, ...bad })).toThrow(message);

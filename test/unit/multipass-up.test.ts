@@ -213,7 +213,7 @@ describe('multipass down', () => {
     const bin = mkdtempSync(join(tmpdir(), 'hardway-mp-bin-'));
     writeFileSync(join(bin, 'multipass'), '#!/bin/sh\necho \'{"list": []}\'\n', { mode: 0o755 });
     const env = { PATH: `${bin}:/usr/bin:/bin`, HARDWAY_MULTIPASS_STATE: join(dir, 'state') };
-    const down = await runCli(['multipass', 'down', '--name', 'hw'], dir, env);
+    const down = await runCli(['multipass', 'down', '--name', 'hw', '--yes'], dir, env);
     expect(down).toMatchObject({ code: 0, stdout: 'hardway has launched no Multipass VMs named "hw-...": nothing to delete\n' });
     const status = await runCli(['multipass', 'status', '--json'], dir, env);
     expect(status.code).toBe(2);

@@ -116,7 +116,7 @@ describe('hardway render', () => {
   it('without --out it exits 2 with a hint', async () => {
     const run = await runCli(['render'], dir);
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/--out DIR is required\n\s+hint: .*hardway render --out/);
+    expect(run.stderr).toMatch(/--out OUT is required\n\s+hint: .*hardway render --out/);
   });
 
   it('--help says the hosts blocks are merged by pin-hosts, not installed', async () => {

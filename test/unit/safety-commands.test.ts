@@ -1,7 +1,7 @@
 // Issue 24, items 4, 5, 13, 14 and the command checks of 16: remove-node never resets a machine
 // that took a removed worker's address; etcd snapshot restore needs --yes; every --json command
 // prints one object on an input error; -i is checked before any connection; doctor does not blame
-// the machine for a key nobody offered; narrow terminals, odd NAMEs and huge --image values.
+// the machine for a key nobody offered; narrow terminals, odd NAMEs and huge --pull-image values.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
@@ -193,10 +193,10 @@ describe('smaller checks of commands (item 16)', () => {
     expect(out.text()).toMatch(/pin-hosts/);
   });
 
-  it('doctor --image of 5,000 characters is refused with the value cut, not echoed whole', async () => {
+  it('doctor --pull-image of 5,000 characters is refused with the value cut, not echoed whole', async () => {
     const p = loopbackProject();
-    const run = await hardway(p, 'doctor', '--image', `registry.example/${'a'.repeat(5000)}`);
-    failedCleanly(run, 2, /^error: --image "registry\.example\/a+\.\.\." \(5017 characters\) is not an image reference$/);
+    const run = await hardway(p, 'doctor', '--pull-image', `registry.example/${'a'.repeat(5000)}`);
+    failedCleanly(run, 2, /^error: --pull-image "registry\.example\/a+\.\.\." \(5017 characters\) is not an image reference$/);
     expect(run.stdout.length + run.stderr.length).toBeLessThan(500);
   });
 });

@@ -54,8 +54,23 @@ describe('retries', () => {
     expect(err.message).toBe(`node-0: cannot connect to root@127.0.0.1:${port}: connection refused (gave up after 4 attempts)`);
     expect(err.exitCode).toBe(1);
     expect(sleeps).toEqual([500, 1000, 2000]);
-    expect(log).toHaveLength(3);
-    expect(log[0]).toContain('retrying in 500ms (attempt 2/4)');
+    expect(log).toHaveLength(4);
+    expect(log[0]).toBe(`node-0: connecting to root@127.0.0.1:${port}`);
+    expect(log[1]).toBe(`node-0: no answer from root@127.0.0.1:${port}: connection refused, retry 2 of 4 in 0.5 s`);
+  });
+
+  it('tells the progress callback first that it connects, then each retry, naming the reason and the wait', async () => {
+    const port = await closedPort();
+    const progress: string[] = [];
+    const log: string[] = [];
+    await openTransport(testMachine(), settings(port), options({ log: (l) => log.push(l), progress: (l) => progress.push(l) })).catch(() => undefined);
+    expect(progress).toEqual([
+      `connecting to root@127.0.0.1:${port}`,
+      'no answer (connection refused), retry 2 of 4 in 0.5 s',
+      'no answer (connection refused), retry 3 of 4 in 1 s',
+      'no answer (connection refused), retry 4 of 4 in 2 s',
+    ]);
+    expect(log).toEqual([]);
   });
 
   it('retries a connection reset during the handshake, counting each attempt at the server', async () => {

@@ -9,7 +9,7 @@
  *       (lab down, even when the suite or beforeAll failed) in the calling describe/file. Returns a
  *       getter for the Lab; call it inside tests.
  *   startLab(options) -> Promise<Lab>     same, by hand (call lab.down() yourself, in afterAll).
- *   downLab(name)                          `hardway lab down --name NAME` (idempotent).
+ *   downLab(name)                          `hardway lab down --name NAME --yes` (idempotent).
  *   hardway(args, { cwd?, env? })          runs the CLI, resolves { code, stdout, stderr } (never throws).
  *
  *   options = { name, subnet, servers = 1, workers = 2, registry = false }   (registry: lab up --registry)
@@ -96,10 +96,10 @@ export function hardway(args: string[], opts: { cwd?: string; env?: NodeJS.Proce
   return exec(process.execPath, [HARDWAY, ...args], opts);
 }
 
-/** `hardway lab down --name NAME`; throws if it fails. */
+/** `hardway lab down --name NAME --yes`; throws if it fails. */
 export async function downLab(name: string): Promise<void> {
-  const r = await hardway(['lab', 'down', '--name', name]);
-  if (r.code !== 0) throw new Error(`hardway lab down --name ${name} failed (exit ${r.code}):\n${r.stderr}${r.stdout}`);
+  const r = await hardway(['lab', 'down', '--name', name, '--yes']);
+  if (r.code !== 0) throw new Error(`hardway lab down --name ${name} --yes failed (exit ${r.code}):\n${r.stderr}${r.stdout}`);
 }
 
 /** Brings a lab up through the CLI (after taking down any leftover of the same name). */

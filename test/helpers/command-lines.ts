@@ -1,0 +1,98 @@
+// The `hardway ...` command lines written in documents and in --help examples, and what is wrong
+// with one: a command or an option hardway does not have. Read with the CLI's own resolution
+// (src/cli/resolve.ts) and each command's own options, so a renamed flag cannot linger in the docs.
+import { COMMAND_ALIASES, COMMANDS, loadCommand } from '../../src/commands/index.ts';
+import { resolveArgs } from '../../src/cli/resolve.ts';
+
+/** One command line found in a document: where, and its words after `hardway`. */
+export interface FoundLine {
+  where: string;
+  text: string;
+  words: string[];
+}
+
+/** Shell words of a line (quotes removed), cut at a comment. */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  const re = /'([^']*)'|"([^"]*)"|(#.*$)|(\S+)/g;
+  for (let m = re.exec(line); m; m = re.exec(line)) {
+    if (m[3] !== undefined && (m.index === 0 || /\s/.test(line[m.index - 1]!))) break;
+    words.push(m[1] ?? m[2] ?? m[3] ?? m[4]!);
+  }
+  return words;
+}
+
+const OPERATORS = new Set(['&&', '||', '|', ';', '>', '2>', '>>', '<', '&']);
+
+/** The `hardway` invocations in one line of shell: each segment between operators whose command is hardway. */
+export function hardwayCalls(line: string): string[][] {
+  const calls: string[][] = [];
+  let segment: string[] = [];
+  const flush = () => {
+    let w = segment;
+    // What may stand before the command: a prompt, sudo, npx, variables set for it, a subshell.
+    while (w.length && (w[0] === '$' || w[0] === 'sudo' || w[0] === 'npx' || w[0] === '(' || /^[A-Z_]+=/.test(w[0]!))) w = w.slice(1);
+    if (w.length && /(^|\/)hardway(\.mjs)?$/.test(w[0]!)) calls.push(w.slice(1).map((x) => x.replace(/[;)]$/, '')));
+    segment = [];
+  };
+  for (const word of shellWords(line)) {
+    if (OPERATORS.has(word)) flush();
+    else if (word.endsWith(';')) {
+      segment.push(word.slice(0, -1));
+      flush();
+    } else segment.push(word);
+  }
+  flush();
+  return calls;
+}
+
+/** Every `hardway ...` line of a Markdown text: in code blocks (shell lines) and in inline code. */
+export function commandLinesOf(markdown: string, file: string): FoundLine[] {
+  const found: FoundLine[] = [];
+  let fence: string | undefined;
+  for (const [i, line] of markdown.split('\n').entries()) {
+    const where = `${file}:${i + 1}`;
+    const open = /^\s*(```+|~~~+)\s*(\S*)/.exec(line);
+    if (open) {
+      fence = fence === undefined ? (open[2] || 'text') : undefined;
+      continue;
+    }
+    if (fence !== undefined) {
+      if (['sh', 'bash', 'shell', 'console', 'text'].includes(fence)) for (const words of hardwayCalls(line)) found.push({ where, text: line.trim(), words });
+      continue;
+    }
+    for (const m of line.matchAll(/`([^`]+)`/g)) for (const words of hardwayCalls(m[1]!)) found.push({ where, text: m[1]!, words });
+  }
+  return found;
+}
+
+/** A word that stands for something to fill in (COMMAND, <command>, NAME...): a command line with one there is a pattern, not checked. */
+const PLACEHOLDER = /^(<[^>]+>|[A-Z][A-Z_-]*|\.\.\.|\[.*)$/;
+
+/** What is wrong with the words after `hardway`: an unknown command, an option the command does not have. Empty when nothing is. */
+export async function problemsOf(words: string[]): Promise<string[]> {
+  const named = words[0] === 'help' ? words.slice(1) : words;
+  if (named.length === 0 || PLACEHOLDER.test(named[0]!)) return [];
+  const r = resolveArgs(words, { commands: COMMANDS, aliases: COMMAND_ALIASES });
+  if (r.kind === 'unknown') return [`unknown command "${r.typed}"`];
+  if (r.kind !== 'command') return [];
+  const cmd = await loadCommand(r.entry);
+  const shorts = new Set(['h', ...Object.values(cmd.options).flatMap((o) => (o.short ? [o.short] : []))]);
+  const problems: string[] = [];
+  for (const w of r.rest) {
+    if (w === '--') break;
+    if (w.startsWith('--')) {
+      const name = w.slice(2).split('=')[0]!;
+      if (name !== 'help' && !Object.hasOwn(cmd.options, name)) problems.push(`"hardway ${cmd.name}" has no option --${name}`);
+    } else if (/^-[A-Za-z]+$/.test(w)) {
+      for (const c of w.slice(1)) if (!shorts.has(c)) problems.push(`"hardway ${cmd.name}" has no option -${c}`);
+    }
+  }
+  return problems;
+}
+
+/** The command a line runs (its name in the command table), or undefined for help, a group or nothing known. */
+export function commandOf(words: string[]): string | undefined {
+  const r = resolveArgs(words, { commands: COMMANDS, aliases: COMMAND_ALIASES });
+  return r.kind === 'command' ? r.entry.name : undefined;
+}
