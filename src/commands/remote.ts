@@ -55,7 +55,7 @@ export function remoteCommand(entry: RemoteCommandEntry, deps: RemoteDeps = {}):
     summary: entry.summary,
     ...(entry.args ? { args: entry.args } : {}),
     details: [
-      ...(entry.details ? [entry.details] : []),
+      ...(entry.details ? [entry.details, ''] : []),
       `Steps, in order: ${stepNames.join(', ')}.`,
       'Each step plans (reads) first and changes only what differs; a second run changes nothing.',
       '',
