@@ -8,6 +8,7 @@ import { createMachineCgroups, removeMachineCgroups } from './cgroups.ts';
 import { local } from '../transport/local.ts';
 import { isMountPoint } from './mounts.ts';
 import { machinePaths } from './machine.ts';
+import { hostVeth, waitForVethGone } from './veth.ts';
 import type { LabMachine } from './types.ts';
 
 /** systemd-nspawn needs this to be a tmpfs when the host runs no systemd (see lab-notes). */
@@ -97,6 +98,7 @@ export async function waitForExit(pid: number, unit: string, timeoutMs: number):
 export async function stopMachine(mdir: string, m: LabMachine, timeoutMs = 30_000): Promise<void> {
   const pid = runningPid(mdir, m);
   if (pid !== undefined) {
+    const veth = await hostVeth(pid);
     signal(pid, 'SIGTERM');
     if (!(await waitForExit(pid, m.unit, timeoutMs))) {
       // Killing nspawn alone would orphan the machine's PID namespace: kill its init first.
@@ -104,6 +106,8 @@ export async function stopMachine(mdir: string, m: LabMachine, timeoutMs = 30_00
       signal(pid, 'SIGKILL');
       await waitForExit(pid, m.unit, 10_000);
     }
+    // A start right after this one must find the machine's veth name free.
+    if (veth !== undefined) await waitForVethGone(veth);
   }
   rmSync(machinePaths(mdir).pid, { force: true });
   removeMachineCgroups(m.unit);

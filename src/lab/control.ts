@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { ensureNspawnRuntime, runningPid, stopMachine, waitForExit } from './boot.ts';
 import { prepareMachine } from './machine.ts';
+import { hostVeth, waitForVethGone } from './veth.ts';
 import { machineDir, type LabPaths } from './names.ts';
 import { ensureBridge } from './network.ts';
 import { ensureLabKey, LAB_FILES } from './outputs.ts';
@@ -48,11 +49,14 @@ export async function labRebootMachine(state: LabState, paths: LabPaths, hostnam
   const mdir = machineDir(paths, state.plan.spec.name, m.hostname);
   const pid = runningPid(mdir, m);
   if (pid !== undefined) {
+    const veth = await hostVeth(pid);
     const sshConfigFile = join(state.plan.spec.dir, LAB_FILES.sshConfig);
     // The connection drops while systemd reboots, so ssh's own exit status says nothing here.
     await tryLocal`ssh -F ${sshConfigFile} -o BatchMode=yes -o ConnectTimeout=5 ${m.hostname} systemctl reboot`;
     // nspawn exits (status 133) once systemd inside has rebooted; a machine that did not obey is stopped.
     if (!(await waitForExit(pid, m.unit, 60_000))) await stopMachine(mdir, m);
+    // The new nspawn needs the old veth's name: it goes with the old network namespace, later.
+    if (veth !== undefined) await waitForVethGone(veth);
   }
   await labStartMachine(state, paths, hostname, progress);
 }

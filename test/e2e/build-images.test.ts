@@ -39,7 +39,9 @@ describe('hardway build-images (busybox-static from Debian, for real)', () => {
     expect(first.stdout).toMatch(/busybox-static \S+ \(\w+\): (downloaded|cached), sha256 verified/);
     expect(first.stdout).toContain('images: 2 written, 0 unchanged');
     // No cluster.yaml: Kubernetes v1.32.3, whose upstream CoreDNS image containerd pulls.
-    expect(first.stdout).toContain('  coredns: not built: Kubernetes v1.32.3 (versions.kubernetes in cluster.yaml) runs the upstream registry.k8s.io/coredns/coredns:v1.11.3, which containerd pulls\n');
+    expect(first.stdout).toContain(
+      "  coredns: not built: Kubernetes v1.32.3 (hardway's default versions.kubernetes; there is no cluster.yaml) runs the upstream registry.k8s.io/coredns/coredns:v1.11.3, which containerd pulls\n",
+    );
     const before = ['pause.tar', 'web.tar'].map((f) => bytes(projects[0]!, f));
     const mtime = lstatSync(join(projects[0]!, 'images', 'pause.tar')).mtimeMs;
 
