@@ -11,6 +11,7 @@ import { FailureError, PreconditionError } from '../errors.ts';
 import { sh, type Command } from '../shell.ts';
 import type { ActionContext, ActionStep } from '../engine/types.ts';
 import { localKubectl } from './support/api.ts';
+import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL } from '../dns/manifest.ts';
 import { etcdctl } from './support/etcd.ts';
 import { clientPod, clientPodArgs, judgeClient } from './support/smoke-dns.ts';
 import { textOption } from './options.ts';
@@ -89,6 +90,9 @@ export const smokeStep: ActionStep = {
       return;
     }
     const serviceIp = (await run('reading the Service address', kubectl(sh`get service ${SMOKE_NAME} -o jsonpath={.spec.clusterIP}`))).trim();
+    // A worker that has just restarted restarts its CoreDNS pod too: names are asked once every
+    // CoreDNS pod is available again (a bounded wait; a CoreDNS that never comes back fails here).
+    await run('waiting for every CoreDNS pod to be available', kubectl(sh`-n ${DNS_NAMESPACE} rollout status ${`deployment/${DNS_DEPLOYMENT}`} --timeout=120s`));
     await run('removing the last run\'s DNS client pods', kubectl(sh`delete pods -l ${`app=${SMOKE_NAME}-dns`} --ignore-not-found --wait=true`));
     const workers = ctx.inventory.workers.map((w) => w.hostname);
     for (const w of workers) await run(`starting a DNS client pod on ${w}`, kubectl(clientPodArgs(ctx.inventory, { name: SMOKE_NAME, address: serviceIp }, w, image)));
@@ -98,7 +102,9 @@ export const smokeStep: ActionStep = {
       problems.push(...judgeClient(output, { api: ctx.inventory.serviceIp, svc: serviceIp, worker: w, serviceName: SMOKE_NAME, domain: ctx.inventory.settings.clusterDomain }));
     }
     if (problems.length > 0) {
-      throw new FailureError(`smoke test: cluster DNS does not answer as it should:\n  - ${problems.join('\n  - ')}`, 'run "hardway doctor": it checks CoreDNS, its pods and each kubelet\'s DNS settings');
+      // Where CoreDNS runs and which of its pods the Service sends queries to, for the person reading.
+      const where = await ctx.transport.exec(kubectl(sh`-n ${DNS_NAMESPACE} get pods,endpoints -l ${DNS_POD_LABEL} -o wide`));
+      throw new FailureError(`smoke test: cluster DNS does not answer as it should:\n  - ${problems.join('\n  - ')}\n${where.stdout.trim()}`, 'run "hardway doctor": it checks CoreDNS, its pods and each kubelet\'s DNS settings');
     }
     ctx.log.info(`names resolve in pods on ${workers.join(' and ')} (kubernetes.default -> ${ctx.inventory.serviceIp}, ${SMOKE_NAME} -> ${serviceIp}), and http://${SMOKE_NAME}/ answers there`);
   },
