@@ -189,7 +189,7 @@ describe('doctor: certificates judged on the machine\'s own clock', () => {
 });
 
 describe('doctor: parsing and reading', () => {
-  it('parses kubectl get nodes,pods,deployments -o json: Ready condition, pod CIDR, images per node, pods that do not run, the CoreDNS Deployment', () => {
+  it('parses kubectl get nodes,pods,deployments,events -o json: Ready condition, pod CIDR, images per node, pods that do not run, their last warning event, the CoreDNS Deployment', () => {
     const json = JSON.stringify({ items: [
       { kind: 'Node', metadata: { name: 'node-0' }, spec: { podCIDR: '10.200.0.0/24' }, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'x' }] } },
       { kind: 'Node', metadata: { name: 'node-1' }, spec: {}, status: {} },
@@ -197,11 +197,15 @@ describe('doctor: parsing and reading', () => {
       { kind: 'Pod', metadata: { name: 'pending' }, spec: { containers: [{ image: 'nginx' }] }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' }] } },
       { kind: 'Deployment', metadata: { name: 'coredns', namespace: 'kube-system' }, spec: { replicas: 2 }, status: { readyReplicas: 1 } },
       { kind: 'Deployment', metadata: { name: 'coredns', namespace: 'default' }, spec: { replicas: 5 }, status: {} },
+      { kind: 'Event', metadata: { name: 'e1' }, involvedObject: { kind: 'Pod', name: 'pending', namespace: 'default' }, type: 'Warning', reason: 'FailedScheduling', message: 'older', lastTimestamp: '2026-12-02T10:00:00Z' },
+      { kind: 'Event', metadata: { name: 'e2' }, involvedObject: { kind: 'Pod', name: 'pending', namespace: 'default' }, type: 'Warning', reason: 'FailedScheduling', message: 'newer', lastTimestamp: '2026-12-02T10:01:00Z' },
+      { kind: 'Event', metadata: { name: 'e3' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' }, type: 'Normal', reason: 'Pulled', message: 'ok' },
     ] });
     expect(parseNodesAndPods(json)).toEqual({
       nodes: [{ name: 'node-0', ready: 'False', reason: 'KubeletNotReady', message: 'x', podCidr: '10.200.0.0/24' }, { name: 'node-1', ready: '' }],
       podImages: [{ node: 'node-0', image: 'localhost:5001/hardway/web:1' }],
       podProblems: [{ name: 'pending', namespace: 'default', node: '', labels: {}, trouble: 'pending', why: 'Unschedulable: 0/2 nodes are available' }],
+      podEvents: [{ namespace: 'default', pod: 'pending', reason: 'FailedScheduling', message: 'newer' }],
       dnsDeployment: { replicas: 2, ready: 1 },
     });
   });
