@@ -89,6 +89,15 @@ describe('drift and pods as findings', () => {
     expect(findings[0]!.evidence).toContain('plan of cni: 1 change(s): /etc/cni/net.d/10-bridge.conf: missing');
   });
 
+  it('containerd stopped: the images step, which cannot list its images then, is told in the containerd finding', () => {
+    const r = recorded('containerd-stopped');
+    const drift = [{ step: 'images' as const, changes: ['localhost/hardway/pause:1 not known: containerd did not list its images (ctr exit 1) (would run: ctr import)'] }];
+    const evidence = r.evidence.map((e) => (e.machine === 'node-0' ? { ...e, drift } : e));
+    const findings = diagnose(r.ctx, evidence, r.api);
+    expect(findings.map((f) => f.check)).toEqual(['containerd']);
+    expect(findings[0]!.evidence).toContain('plan of images: 1 change(s)');
+  });
+
   it('knows which steps a fix runs on which machine', () => {
     expect(fixRuns('hardway bootstrap-workers --only containerd --only kubelet --node node-0', 'kubelet', 'node-0')).toBe(true);
     expect(fixRuns('hardway bootstrap-workers --only containerd --node node-0', 'kubelet', 'node-0')).toBe(false);

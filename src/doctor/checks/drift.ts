@@ -4,7 +4,7 @@
 import type { Machine } from '../../inventory.ts';
 import type { StepName } from '../../steps/index.ts';
 import { fixRuns, stepsFix } from '../fixes.ts';
-import type { DoctorContext, Finding, MachineEvidence } from '../types.ts';
+import type { Check, DoctorContext, Finding, MachineEvidence } from '../types.ts';
 
 /** The steps whose drift on a worker can leave its node NotReady or its pods unable to start. */
 export const NODE_STEPS: ReadonlySet<StepName> = new Set(['pin-hosts', 'distribute', 'worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet']);
@@ -40,13 +40,18 @@ function whatDiffers(line: string): string {
   return line.replace(/ \(would run: .*\)$/, '');
 }
 
+/** A step whose plan cannot read the machine while the service of this check is down (the images step lists containerd's images). */
+const NEEDS: Partial<Record<StepName, Check>> = { images: 'containerd' };
+
 /**
  * Drift findings that no other finding of the machine already fixes; the rest are told in the
- * evidence of the first finding whose fix runs their step there.
+ * evidence of the first finding whose fix runs their step there (or that says the service their
+ * plan reads is down).
  */
 export function unexplainedDrift(drift: DriftFinding[], others: Finding[]): DriftFinding[] {
   return drift.filter(({ finding, step }) => {
-    const by = others.find((f) => f.machine === finding.machine && fixRuns(f.fix, step, finding.machine));
+    const mine = others.filter((f) => f.machine === finding.machine);
+    const by = mine.find((f) => fixRuns(f.fix, step, finding.machine)) ?? mine.find((f) => f.check === NEEDS[step]);
     if (!by) return true;
     by.evidence += `; plan of ${step}: ${finding.evidence.slice(finding.evidence.indexOf(' plans ') + 7)}`;
     return false;
