@@ -16,21 +16,22 @@ const EXPLAINS_NODE: ReadonlySet<Check> = new Set(CHECKS.slice(0, CHECKS.indexOf
 /** Every finding, most likely cause first. */
 export function diagnose(ctx: DoctorContext, evidence: MachineEvidence[], api: ApiEvidence): Finding[] {
   const byMachine = new Map(evidence.map((e) => [e.machine, e]));
+  const asked = ctx.inventory.machines.map((m) => ({ m, ev: byMachine.get(m.hostname) }));
+  const found = asked.flatMap(({ m, ev }) => machineFindings(ctx, m, ev));
+  // A drift another finding's fix runs (on any machine: a fix without --node runs everywhere) goes into it.
+  const drift = unexplainedDrift(asked.flatMap(({ m, ev }) => (ev && !ev.unreachable ? driftFindings(ctx, m, ev) : [])), found);
   // A drift finding can explain a NotReady node only when its step is one the node needs.
-  const nodeDrift = new Set<Finding>();
+  const nodeDrift = new Set(drift.filter((d) => NODE_STEPS.has(d.step)).map((d) => d.finding));
   const explainsNode = (f: Finding) => EXPLAINS_NODE.has(f.check) && (f.check !== 'drift' || nodeDrift.has(f));
-  const found = ctx.inventory.machines.flatMap((m) => {
-    const ev = byMachine.get(m.hostname);
-    const others = machineFindings(ctx, m, ev);
-    const drift = ev && !ev.unreachable ? unexplainedDrift(driftFindings(ctx, m, ev), others) : [];
-    for (const d of drift) if (NODE_STEPS.has(d.step)) nodeDrift.add(d.finding);
-    return [...others, ...drift.map((d) => d.finding)];
-  });
+  found.push(...drift.map((d) => d.finding));
   if (api.error) {
     const cp = ctx.inventory.controlPlanes[0]!;
     found.push({ machine: cp.hostname, check: 'api', cause: `the API server on ${cp.hostname} does not answer from this jumpbox, so no node's state is known`, evidence: `${api.command}: ${api.error}`, fix: null });
   } else {
-    found.push(...podCidrFindings(ctx, api), ...nodeFindings(ctx, api, found, explainsNode), ...corednsFindings(ctx, api, found));
+    const fromApi = [...podCidrFindings(ctx, api), ...nodeFindings(ctx, api, found, explainsNode), ...corednsFindings(ctx, api, found)];
+    // The API's findings (CoreDNS scaled down) may fix a drift too (the dns step's plan sees the same Deployment).
+    const kept = new Set(unexplainedDrift(drift, fromApi).map((d) => d.finding));
+    found.splice(0, found.length, ...found.filter((f) => f.check !== 'drift' || kept.has(f)), ...fromApi);
     found.push(...podFindings(ctx, api, sortFindings(ctx, found), explainsNode));
   }
   return sortFindings(ctx, found);

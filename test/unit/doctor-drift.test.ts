@@ -14,7 +14,7 @@ import type { ApiEvidence, DoctorContext, MachineEvidence } from '../../src/doct
 import { PAUSE_IMAGE } from '../../src/images/names.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
 import { planOn, project } from './step-plans.helpers.ts';
-import { recorded } from './doctor.helpers.ts';
+import { DOCTOR_DNS_FIXTURES, recorded } from './doctor.helpers.ts';
 
 /** Recorded healthy evidence with `drift` on one machine and the API's answer changed by `api`. */
 function withDrift(machine: string, drift: MachineEvidence['drift'], api: Partial<ApiEvidence> = {}): { ctx: DoctorContext; evidence: MachineEvidence[]; api: ApiEvidence } {
@@ -96,6 +96,18 @@ describe('drift and pods as findings', () => {
     const findings = diagnose(r.ctx, evidence, r.api);
     expect(findings.map((f) => f.check)).toEqual(['containerd']);
     expect(findings[0]!.evidence).toContain('plan of images: 1 change(s)');
+  });
+
+  it("cluster DNS: the dns step's drift on the control plane goes into the finding whose fix runs it (dns-loop's kubelet-dns, fixed everywhere; dns-down's)", () => {
+    for (const [scenario, check] of [['dns-loop', 'kubelet-dns'], ['dns-down', 'dns']] as const) {
+      const r = recorded(scenario, DOCTOR_DNS_FIXTURES);
+      const drift = [{ step: 'dns' as const, changes: ['CoreDNS pod crash-loops (would run: kubectl delete pod)'] }];
+      const evidence = r.evidence.map((e) => (e.machine === 'server' ? { ...e, drift } : e));
+      const findings = diagnose(r.ctx, evidence, r.api);
+      expect(findings.map((f) => f.check)).not.toContain('drift');
+      expect(findings[0]!.check).toBe(check);
+      expect(findings.map((f) => f.evidence).join(' ')).toContain('plan of dns: 1 change(s)');
+    }
   });
 
   it('knows which steps a fix runs on which machine', () => {

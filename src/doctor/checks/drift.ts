@@ -44,14 +44,13 @@ function whatDiffers(line: string): string {
 const NEEDS: Partial<Record<StepName, Check>> = { images: 'containerd' };
 
 /**
- * Drift findings that no other finding of the machine already fixes; the rest are told in the
- * evidence of the first finding whose fix runs their step there (or that says the service their
- * plan reads is down).
+ * Drift findings that no other finding already fixes; the rest are told in the evidence of the
+ * first finding whose fix runs their step on their machine (or that says the service their plan
+ * reads there is down).
  */
 export function unexplainedDrift(drift: DriftFinding[], others: Finding[]): DriftFinding[] {
   return drift.filter(({ finding, step }) => {
-    const mine = others.filter((f) => f.machine === finding.machine);
-    const by = mine.find((f) => fixRuns(f.fix, step, finding.machine)) ?? mine.find((f) => f.check === NEEDS[step]);
+    const by = others.find((f) => fixRuns(f.fix, step, finding.machine)) ?? others.find((f) => f.machine === finding.machine && f.check === NEEDS[step]);
     if (!by) return true;
     by.evidence += `; plan of ${step}: ${finding.evidence.slice(finding.evidence.indexOf(' plans ') + 7)}`;
     return false;
