@@ -1,5 +1,6 @@
-// Gathering: one SSH connection and one facts batch per machine, all machines at once. Only reads;
-// a machine that does not answer becomes evidence too, never an exception.
+// Gathering: one SSH connection per machine, all machines at once; doctor's own requests in one facts
+// batch, which the steps' plans join (a plan whose next read depends on its first asks again). Only
+// reads; a machine that does not answer becomes evidence too, never an exception.
 import type { Machine } from '../inventory.ts';
 import { coalescedFacts } from '../engine/coalesced-facts.ts';
 import { createFacts, type Facts, type FileFact, type ProbeResult } from '../engine/facts.ts';

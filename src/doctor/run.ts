@@ -1,5 +1,6 @@
-// One doctor run: read the project, ask the API and every machine at once (one SSH round trip
-// each), judge, print. Read-only by construction: no lock, no run log, no write on any machine.
+// One doctor run: read the project, ask the API and every machine at once (one SSH connection each,
+// every step of up planning read-only over the same facts), judge, print. Read-only by construction:
+// no lock, no run log, no write on any machine.
 import type { Writable } from 'node:stream';
 import type { LabPaths } from '../lab/names.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
