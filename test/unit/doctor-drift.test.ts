@@ -75,10 +75,16 @@ describe('drift and pods as findings', () => {
   it("a NotReady node is told in the evidence of the drift that explains it (a kubeconfig edited by hand: distribute's, with --node)", () => {
     const r = recorded('healthy');
     const nodes = r.api.nodes.map((n) => (n.name === 'node-1' ? { ...n, ready: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' } : n));
-    const { ctx, evidence, api } = withDrift('node-1', [{ step: 'distribute', changes: ['/var/lib/kubelet/kubeconfig: content differs (secret: content not shown)', 'input changed: /var/lib/kubelet/kubeconfig (would run: systemctl restart kubelet)'] }], { nodes });
+    const changes = ['remember that kubelet must restart, should this run stop before it does (would run: touch x)',
+      '/var/lib/kubelet/kubeconfig: content differs (secret: content not shown)', 'inputs changed for kubelet (restarted if running) (would run: systemctl restart kubelet)'];
+    const { ctx, evidence, api } = withDrift('node-1', [{ step: 'distribute', changes }], { nodes });
     const findings = diagnose(ctx, evidence, api);
     expect(findings).toHaveLength(1);
     expect(findings[0]).toMatchObject({ machine: 'node-1', check: 'drift', fix: 'hardway distribute --node node-1' });
+    // What differs first in the cause; every change, in the plan's order, in the evidence.
+    expect(findings[0]!.cause).toBe("node-1 is not as hardway's distribute step leaves it: /var/lib/kubelet/kubeconfig: content differs (secret: content not shown); " +
+      'inputs changed for kubelet (restarted if running); remember that kubelet must restart, should this run stop before it does');
+    expect(findings[0]!.evidence).toContain(`plans 3 change(s): ${changes.join('; ')}`);
     expect(findings[0]!.evidence).toContain('kubectl get nodes: node-1 Ready=Unknown (NodeStatusUnknown');
   });
 

@@ -22,7 +22,9 @@ const NAMED = 3;
 export function driftFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): DriftFinding[] {
   return (ev.drift ?? []).map(({ step, changes }) => {
     const fix = stepsFix(ctx, [step], m.hostname);
-    const named = changes.slice(0, NAMED).map(whatDiffers);
+    // What differs first (files, then what commands would put right), bookkeeping of hardway's own last.
+    const shown = [...changes].sort((a, b) => weight(a) - weight(b));
+    const named = shown.slice(0, NAMED).map(whatDiffers);
     const more = changes.length > NAMED ? ` and ${changes.length - NAMED} more` : '';
     return {
       step,
@@ -33,6 +35,12 @@ export function driftFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidenc
       },
     };
   });
+}
+
+/** Where a drift line goes in a cause: a file (0), a command (1), a note of a restart still due (2). */
+function weight(line: string): number {
+  if (line.startsWith('/')) return 0;
+  return line.startsWith('remember that ') ? 2 : 1;
 }
 
 /** The start of a drift line: the path and why, or why a command would run. */
