@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
-import type { ApiEvidence, NodeState } from './types.ts';
+import type { ApiEvidence, NodeState, PodEvent } from './types.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../dns/manifest.ts';
 import { podProblems, type PodObject } from '../steps/support/pods.ts';
 
@@ -18,11 +18,11 @@ export function kubectlPath(inv: Inventory, env: NodeJS.ProcessEnv): string | un
   return onPath ?? (existsSync(downloaded) ? downloaded : undefined);
 }
 
-/** The arguments of the one kubectl call: nodes, pods and deployments in one List. */
+/** The arguments of the one kubectl call: nodes, pods, deployments and events in one List. */
 export function kubectlArgs(inv: Inventory): string[] {
   const cp = inv.controlPlanes[0]!;
   return ['--kubeconfig', join(inv.dir, PKI.kubeconfig('jumpbox')), `--server=https://${cp.ip}:${inv.settings.apiPort}`,
-    '--request-timeout=5s', 'get', 'nodes,pods,deployments', '--all-namespaces', '-o', 'json'];
+    '--request-timeout=5s', 'get', 'nodes,pods,deployments,events', '--all-namespaces', '-o', 'json'];
 }
 
 /** Asks the API; never throws (a failure is evidence). */
@@ -40,16 +40,23 @@ export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv): Promise
 }
 
 /** What the API said when it could not be asked. */
-const NOTHING = { nodes: [], podImages: [], podProblems: [] };
+const NOTHING = { nodes: [], podImages: [], podProblems: [], podEvents: [] };
 
 interface K8sObject {
   kind: string;
-  metadata: { name: string; namespace?: string };
+  metadata: { name: string; namespace?: string; creationTimestamp?: string };
+  /** An Event's: what it is about, why, and when it was last seen. */
+  involvedObject?: { kind?: string; name?: string; namespace?: string };
+  type?: string;
+  reason?: string;
+  message?: string;
+  lastTimestamp?: string;
+  eventTime?: string;
   spec?: { podCIDR?: string; nodeName?: string; replicas?: number; containers?: { image: string }[]; initContainers?: { image: string }[] };
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; readyReplicas?: number };
 }
 
-/** Nodes (Ready condition, pod CIDR), the images pods run on each node, pods that do not run and the CoreDNS Deployment, from `kubectl get nodes,pods,deployments -o json`. Pure. */
+/** Nodes (Ready condition, pod CIDR), the images pods run on each node, pods that do not run (with their last warning event) and the CoreDNS Deployment, from `kubectl get nodes,pods,deployments,events -o json`. Pure. */
 export function parseNodesAndPods(json: string): Omit<ApiEvidence, 'command' | 'error'> {
   const items = (JSON.parse(json) as { items: K8sObject[] }).items;
   const nodes: NodeState[] = items.filter((i) => i.kind === 'Node').map((n) => {
@@ -69,8 +76,23 @@ export function parseNodesAndPods(json: string): Omit<ApiEvidence, 'command' | '
     nodes,
     podImages,
     podProblems: podProblems(items.filter((i) => i.kind === 'Pod') as unknown as PodObject[]),
+    podEvents: lastWarnings(items.filter((i) => i.kind === 'Event')),
     ...(coredns ? { dnsDeployment: { replicas: coredns.spec?.replicas ?? 0, ready: coredns.status?.readyReplicas ?? 0 } } : {}),
   };
+}
+
+/** The latest warning event of each pod (by when it was last seen). */
+function lastWarnings(events: K8sObject[]): PodEvent[] {
+  const when = (e: K8sObject) => Date.parse(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? '') || 0;
+  const latest = new Map<string, K8sObject>();
+  for (const e of events) {
+    const o = e.involvedObject;
+    if (e.type !== 'Warning' || o?.kind !== 'Pod' || !o.name) continue;
+    const key = `${o.namespace ?? 'default'}/${o.name}`;
+    const had = latest.get(key);
+    if (!had || when(e) >= when(had)) latest.set(key, e);
+  }
+  return [...latest.values()].map((e) => ({ namespace: e.involvedObject!.namespace ?? 'default', pod: e.involvedObject!.name!, reason: e.reason ?? '', message: (e.message ?? '').trim() }));
 }
 
 function lastLine(text: string): string {

@@ -13,6 +13,9 @@ import { renderMachine } from '../render/machine.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { containerdRenderOptions } from '../steps/support/worker-render.ts';
 import type { ApiEvidence, LabContext } from './types.ts';
+import { archiveNames } from '../steps/images.ts';
+import { archiveImages } from '../images/oci.ts';
+import { imagesDir } from '../images/names.ts';
 
 /** The rendered files doctor compares on a worker: CNI configs, containerd's config, every certs.d file. */
 export function renderedForDoctor(inv: Inventory): Record<string, Record<string, string>> {
@@ -35,6 +38,17 @@ export function labOf(inv: Inventory, paths: LabPaths): LabContext | undefined {
   const { name } = state.plan.spec;
   const running = state.plan.machines.filter((m) => runningPid(machineDir(paths, name, m.hostname), m) !== undefined).map((m) => m.hostname);
   return { name, running, registry: state.plan.spec.registry === true, registryImages: state.registryImages ?? [] };
+}
+
+/** The image names the archives of images/ hold (an archive that cannot be read is left out: `hardway images` says why). */
+export function archivedImages(inv: Inventory): string[] {
+  return archiveNames(inv.dir).flatMap((name) => {
+    try {
+      return archiveImages(join(imagesDir(inv.dir), name)).map((i) => i.name);
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** At most this many images are test-pulled on each worker (each costs a registry round trip). */

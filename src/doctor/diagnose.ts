@@ -6,6 +6,8 @@ import { podCidrFindings, routeFindings, sysctlFindings } from './checks/datapla
 import { cniFindings, nameFindings, serviceFindings, sshFindings } from './checks/machine.ts';
 import { pullFindings, registryFileFindings } from './checks/registry.ts';
 import { corednsFindings, kubeletDnsFindings } from './checks/dns.ts';
+import { driftFindings, NODE_STEPS, unexplainedDrift } from './checks/drift.ts';
+import { podFindings } from './checks/pods.ts';
 import { CHECKS, type ApiEvidence, type Check, type DoctorContext, type Finding, type MachineEvidence, type NodeState } from './types.ts';
 
 /** The checks that can explain a node that is missing or NotReady (those before 'kube-proxy' in CHECKS). */
@@ -14,12 +16,23 @@ const EXPLAINS_NODE: ReadonlySet<Check> = new Set(CHECKS.slice(0, CHECKS.indexOf
 /** Every finding, most likely cause first. */
 export function diagnose(ctx: DoctorContext, evidence: MachineEvidence[], api: ApiEvidence): Finding[] {
   const byMachine = new Map(evidence.map((e) => [e.machine, e]));
-  const found = ctx.inventory.machines.flatMap((m) => machineFindings(ctx, m, byMachine.get(m.hostname)));
+  const asked = ctx.inventory.machines.map((m) => ({ m, ev: byMachine.get(m.hostname) }));
+  const found = asked.flatMap(({ m, ev }) => machineFindings(ctx, m, ev));
+  // A drift another finding's fix runs (on any machine: a fix without --node runs everywhere) goes into it.
+  const drift = unexplainedDrift(asked.flatMap(({ m, ev }) => (ev && !ev.unreachable ? driftFindings(ctx, m, ev) : [])), found);
+  // A drift finding can explain a NotReady node only when its step is one the node needs.
+  const nodeDrift = new Set(drift.filter((d) => NODE_STEPS.has(d.step)).map((d) => d.finding));
+  const explainsNode = (f: Finding) => EXPLAINS_NODE.has(f.check) && (f.check !== 'drift' || nodeDrift.has(f));
+  found.push(...drift.map((d) => d.finding));
   if (api.error) {
     const cp = ctx.inventory.controlPlanes[0]!;
     found.push({ machine: cp.hostname, check: 'api', cause: `the API server on ${cp.hostname} does not answer from this jumpbox, so no node's state is known`, evidence: `${api.command}: ${api.error}`, fix: null });
   } else {
-    found.push(...podCidrFindings(ctx, api), ...nodeFindings(ctx, api, found), ...corednsFindings(ctx, api, found));
+    const fromApi = [...podCidrFindings(ctx, api), ...nodeFindings(ctx, api, found, explainsNode), ...corednsFindings(ctx, api, found)];
+    // The API's findings (CoreDNS scaled down) may fix a drift too (the dns step's plan sees the same Deployment).
+    const kept = new Set(unexplainedDrift(drift, fromApi).map((d) => d.finding));
+    found.splice(0, found.length, ...found.filter((f) => f.check !== 'drift' || kept.has(f)), ...fromApi);
+    found.push(...podFindings(ctx, api, sortFindings(ctx, found), explainsNode));
   }
   return sortFindings(ctx, found);
 }
@@ -45,12 +58,12 @@ function machineFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence | u
  * Each worker the API lists as NotReady, or does not list: the node's state is added to the
  * evidence of the finding that explains it, or is a finding of its own when none on that machine does.
  */
-function nodeFindings(ctx: DoctorContext, api: ApiEvidence, found: Finding[]): Finding[] {
+function nodeFindings(ctx: DoctorContext, api: ApiEvidence, found: Finding[], explainsNode: (f: Finding) => boolean): Finding[] {
   return ctx.inventory.workers.flatMap((w): Finding[] => {
     const node = api.nodes.find((n) => n.name === w.hostname);
     if (node?.ready === 'True') return [];
     const state = node ? `${w.hostname} ${describeNode(node)}` : `${w.hostname} is not registered`;
-    const explained = found.filter((f) => f.machine === w.hostname && EXPLAINS_NODE.has(f.check));
+    const explained = found.filter((f) => f.machine === w.hostname && explainsNode(f));
     if (explained.length > 0) {
       const first = explained.sort((a, b) => rank(a) - rank(b))[0]!;
       first.evidence += `; kubectl get nodes: ${state}`;

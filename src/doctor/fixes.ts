@@ -1,7 +1,7 @@
 // The command lines doctor suggests: each one a real hardway command that undoes that cause, as a
 // user types it in the project directory (with --machines when doctor was given one), derived from
 // the command table (the steps that put it back), never typed by hand.
-import { commandFor, commandLine } from '../command-table.ts';
+import { commandFor, commandLine, REMOTE_COMMANDS, stepNames } from '../command-table.ts';
 import type { StepName } from '../steps/index.ts';
 import type { DoctorContext } from './types.ts';
 
@@ -33,4 +33,17 @@ export const SERVICE_STEP: Readonly<Record<string, StepName>> = {
 /** The step that installs a service, on its machine. */
 export function serviceFix(ctx: DoctorContext, service: string, machine: string): string {
   return stepsFix(ctx, [SERVICE_STEP[service] ?? 'bootstrap-control-plane'], machine);
+}
+
+/** Whether the command line `fix` (as stepsFix and commandFix make them, parts joined by &&) runs `step` on `machine`. */
+export function fixRuns(fix: string | null, step: StepName, machine: string): boolean {
+  return (fix ?? '').split('&&').some((part) => {
+    const words = part.trim().split(/\s+/);
+    const entry = words[0] === 'hardway' ? REMOTE_COMMANDS.find((c) => c.name === words[1]) : undefined;
+    if (!entry) return false;
+    const after = (flag: string) => words.flatMap((w, i) => (w === flag && words[i + 1] ? [words[i + 1]!] : []));
+    const only = after('--only');
+    const nodes = after('--node');
+    return (only.length ? only : stepNames(entry.steps)).includes(step) && (nodes.length === 0 || nodes.includes(machine));
+  });
 }

@@ -1,17 +1,22 @@
-// Gathering: one SSH connection and one facts batch per machine, all machines at once. Only reads;
-// a machine that does not answer becomes evidence too, never an exception.
+// Gathering: one SSH connection per machine, all machines at once; doctor's own requests in one facts
+// batch, which the steps' plans join (a plan whose next read depends on its first asks again). Only
+// reads; a machine that does not answer becomes evidence too, never an exception.
 import type { Machine } from '../inventory.ts';
-import { createFacts, type FileFact, type ProbeResult } from '../engine/facts.ts';
+import { coalescedFacts } from '../engine/coalesced-facts.ts';
+import { createFacts, type Facts, type FileFact, type ProbeResult } from '../engine/facts.ts';
 import { AuthError, HostKeyError, type Connect } from '../transport/index.ts';
 import type { Transport } from '../transport/types.ts';
 import type { MachineRequests } from './probes.ts';
-import type { MachineEvidence } from './types.ts';
+import type { DriftEvidence, MachineEvidence } from './types.ts';
 
 /**
  * Asks one machine every batch of `requests` on one connection, all at once (a batch whose request
- * is still being decided is sent when it is ready, beside the others); never throws.
+ * is still being decided is sent when it is ready, beside the others), and, given `plan`, plans the
+ * steps over the same facts: batches asked within a few milliseconds of each other go out as one
+ * remote command, so the plans' first reads ride on doctor's own batch. Never throws.
  */
-export async function gatherMachine(m: Machine, requests: Array<MachineRequests | Promise<MachineRequests>>, connect: Connect): Promise<MachineEvidence> {
+export async function gatherMachine(m: Machine, requests: Array<MachineRequests | Promise<MachineRequests>>, connect: Connect,
+  plan?: (facts: Facts) => Promise<DriftEvidence[]>): Promise<MachineEvidence> {
   const evidence: MachineEvidence = { machine: m.hostname, probes: {}, files: {} };
   let t: Transport;
   try {
@@ -23,8 +28,11 @@ export async function gatherMachine(m: Machine, requests: Array<MachineRequests 
     return evidence;
   }
   try {
-    const facts = createFacts(t);
-    await Promise.all(requests.map(async (request) => {
+    const facts = coalescedFacts(createFacts(t));
+    const planned = plan?.(facts).then((drift) => {
+      evidence.drift = drift;
+    });
+    await Promise.all([planned, ...requests.map(async (request) => {
       const req = await request;
       const names = Object.keys(req.probes);
       const answers = await facts.batch([
@@ -38,7 +46,7 @@ export async function gatherMachine(m: Machine, requests: Array<MachineRequests 
       names.forEach((k, i) => {
         evidence.probes[k] = answers[req.reads.length + i] as ProbeResult;
       });
-    }));
+    })]);
   } catch (e) {
     evidence.unreachable = { kind: 'facts', message: (e as Error).message };
   } finally {

@@ -1,12 +1,14 @@
-// One doctor run: read the project, ask the API and every machine at once (one SSH round trip
-// each), judge, print. Read-only by construction: no lock, no run log, no write on any machine.
+// One doctor run: read the project, ask the API and every machine at once (one SSH connection each,
+// every step of up planning read-only over the same facts), judge, print. Read-only by construction:
+// no lock, no run log, no write on any machine.
 import type { Writable } from 'node:stream';
 import type { LabPaths } from '../lab/names.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { Semaphore } from '../transport/semaphore.ts';
 import { gatherApi } from './api.ts';
-import { defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from './context.ts';
+import { archivedImages, defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from './context.ts';
 import { diagnose } from './diagnose.ts';
+import { planDrift, upChangeSteps } from './drift.ts';
 import { doctorJson, doctorText } from './format.ts';
 import { gatherMachine } from './gather.ts';
 import type { Connect } from '../transport/index.ts';
@@ -44,10 +46,12 @@ export async function runDoctor(run: DoctorRun): Promise<{ code: number; finding
   const images = run.images ? Promise.resolve(run.images) : api.then((a) => defaultTestImages(inventory, a, lab));
   const connect = run.connect(inventory);
   const gate = new Semaphore(MACHINES_AT_ONCE);
+  const steps = await upChangeSteps();
   const evidence = await Promise.all(selected.map((m) => gate.run(() =>
-    gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), images.then((i) => pullRequests(m, i))], connect))));
+    gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), images.then((i) => pullRequests(m, i))], connect,
+      (facts) => planDrift(inventory, m, facts, steps)))));
   const ctx: DoctorContext = {
-    inventory, rendered, pki, lab, caPem: pki['pki/ca.crt'], projectArgs: run.projectArgs, testImages: await images, now: Date.now(),
+    inventory, rendered, pki, lab, caPem: pki['pki/ca.crt'], projectArgs: run.projectArgs, testImages: await images, archived: archivedImages(inventory), now: Date.now(),
   };
   // The API's verdicts on the machines not asked about are left out; one about the API itself stays.
   const chosen = new Set(selected.map((m) => m.hostname));

@@ -3,17 +3,20 @@
 import type { ProbeResult } from '../engine/facts.ts';
 import type { PodProblem } from '../steps/support/pods.ts';
 import type { Inventory } from '../inventory.ts';
+import type { StepName } from '../steps/index.ts';
 
 /**
  * Every check doctor makes, most likely cause first: a finding's rank is its check's place here.
  * A machine that does not answer explains everything else about it; a control plane that is down
  * explains every node; then the causes of a missing or NotReady node in the issue's order; then
- * what leaves nodes Ready but breaks pods (a kubelet's DNS settings before the CoreDNS state they
- * explain); then registries; last a node whose cause was not found.
+ * a step whose plan finds the machine other than hardway left it (drift: it explains a NotReady node
+ * or pods that do not start); then what leaves nodes Ready but breaks pods (a kubelet's DNS settings
+ * before the CoreDNS state they explain); then registries; then a node whose cause was not found;
+ * last pods that do not start for a reason none of these explains.
  */
 export const CHECKS = [
   'ssh', 'control-plane', 'api', 'names', 'kubelet', 'containerd', 'cni', 'certificates',
-  'kube-proxy', 'netfilter', 'ip-forward', 'routes', 'pod-subnet', 'kubelet-dns', 'dns', 'registry', 'pull', 'node',
+  'drift', 'kube-proxy', 'netfilter', 'ip-forward', 'routes', 'pod-subnet', 'kubelet-dns', 'dns', 'registry', 'pull', 'node', 'pods',
 ] as const;
 
 /** One check of CHECKS. */
@@ -35,10 +38,26 @@ export interface MachineEvidence {
   machine: string;
   /** Set when the machine could not be asked over SSH: what failed, the transport's message and hint. */
   unreachable?: { kind: 'connect' | 'host-key' | 'auth' | 'no-key' | 'facts'; message: string; hint?: string };
+  /** Each step of `up` whose read-only plan on this machine has changes (see drift.ts); undefined when not planned. */
+  drift?: DriftEvidence[];
   /** Each probe's answer by name (see probes.ts); stdout only, stderr folded in where a probe needs it. */
   probes: Record<string, ProbeResult>;
   /** Text files read by path (never a key or a kubeconfig): content, or null when missing. */
   files: Record<string, string | null>;
+}
+
+/** What one step would change on a machine: a line per change, never a file's content. */
+export interface DriftEvidence {
+  step: StepName;
+  changes: string[];
+}
+
+/** The last warning event of a pod: why it does not start, in the kubelet's or scheduler's words. */
+export interface PodEvent {
+  namespace: string;
+  pod: string;
+  reason: string;
+  message: string;
 }
 
 /** A node as the API reports it. */
@@ -62,6 +81,8 @@ export interface ApiEvidence {
   podImages: { node: string; image: string }[];
   /** Every pod that is not Running and ready, with the API's reason. */
   podProblems: PodProblem[];
+  /** The latest warning event of each pod that has one. */
+  podEvents?: PodEvent[];
   /** The cluster DNS add-on's Deployment (kube-system/coredns): replicas wanted and ready; undefined when it does not exist. */
   dnsDeployment?: { replicas: number; ready: number };
 }
@@ -92,6 +113,8 @@ export interface DoctorContext {
   projectArgs: string;
   /** The images test-pulled on every worker through the mirrors. */
   testImages: string[];
+  /** The image names the archives of images/ hold (what `hardway images` loads); undefined: not read. */
+  archived?: string[];
   /** Machine clock fallback for certificate checks (ms since the epoch), when a machine did not say. */
   now: number;
 }

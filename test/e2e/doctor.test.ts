@@ -6,8 +6,11 @@
 // the other, every `hardway lab break` scenario: doctor exits 1 and names that cause on that machine
 // first with its fix; running exactly that fix makes doctor exit 0 and the nodes Ready again; for
 // mirror-missing a pod pulls through the mirror again. worker-down measures the time until the API
-// says NotReady (the controller manager's grace period).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// says NotReady (the controller manager's grace period). sandbox-image-missing and cni-plugin-missing
+// leave the node Ready: a pod made there after the break stays ContainerCreating, doctor names the
+// drift first (the pod in its evidence), and after the fix a new pod runs there. Last, a fault made by
+// hand: the kubelet's kubeconfig edited on a worker, the node NotReady, distribute's drift first.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,8 +34,10 @@ const IMAGES = 'PATH=$PATH:/usr/local/bin; (ctr -n k8s.io images ls -q 2>/dev/nu
 const NODE: Record<string, string> = {
   'netfilter-off': 'node-0', 'routes-missing': 'node-1', 'containerd-stopped': 'node-0', 'cni-config-missing': 'node-1',
   'cert-expired': 'node-0', 'mirror-missing': 'node-1', 'hosts-drift': 'node-1', 'worker-down': 'node-1',
-  'dns-loop': 'node-1', 'dns-down': 'server',
+  'dns-loop': 'node-1', 'dns-down': 'server', 'sandbox-image-missing': 'node-0', 'cni-plugin-missing': 'node-1',
 };
+/** The scenarios after which the node stays Ready but no new pod starts there. */
+const STUCK = new Set(['sandbox-image-missing', 'cni-plugin-missing']);
 
 /** `name Ready-status` of every node, from the host with the jumpbox kubeconfig. */
 async function nodes(l: Lab): Promise<string[]> {
@@ -141,6 +146,7 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
         console.log(`worker-down: node-1 NotReady (Ready=Unknown) ${((Date.now() - broke) / 1000).toFixed(1)} s after its machine stopped (the controller manager's grace period)`);
       }
       await trap?.();
+      if (STUCK.has(s.name)) await stuckPod(l, 'doc-stuck', node);
 
       const sick = await doctor(l);
       expect(sick.code).toBe(1);
@@ -148,6 +154,11 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
       const fix = scenarioFix(s, node, 'e2e-doc');
       expect(sick.findings[0], JSON.stringify(sick.findings, null, 1)).toMatchObject({ machine: node, check: s.doctor.check, fix });
       console.log(`${s.name}: ${sick.findings[0]!.cause}\n  evidence: ${sick.findings[0]!.evidence}\n  fix: ${fix}`);
+      if (STUCK.has(s.name)) {
+        // The stuck pod is told after the drift that explains it (in its evidence, or a finding after it).
+        expect(sick.findings[0]!.evidence + sick.findings.slice(1).map((f) => f.cause).join('')).toContain('doc-stuck');
+        await jumpboxKubectl(l, ['delete', 'pod', 'doc-stuck', '--wait=false']);
+      }
 
       await hardway(l, fix.split(' ').slice(1));
       await eventually(async () => expect(await nodes(l)).toEqual(READY), 180);
@@ -157,8 +168,46 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
         return d;
       }, 60);
       expect(healed).toMatchObject({ code: 0, ok: true });
-      if (s.name === 'mirror-missing') await pullsAgain(l, node);
+      if (s.name === 'mirror-missing' || STUCK.has(s.name)) await pullsAgain(l, node, `doc-after-${s.name}`);
     });
+  }
+
+  it("a worker's kubelet kubeconfig changed by hand: node NotReady; doctor names distribute's drift first (no secret shown); its fix as printed heals it", async () => {
+    const l = lab();
+    const node = 'node-1';
+    await eventually(async () => expect(await nodes(l)).toEqual(READY), 120);
+    await l.run(node, "sed -i 's|^\\( *server:\\).*|\\1 https://10.240.100.250:6443|' /var/lib/kubelet/kubeconfig && grep -q 10.240.100.250 /var/lib/kubelet/kubeconfig && systemctl restart kubelet");
+    await eventually(async () => expect(await nodes(l)).toContain('node-1 Unknown'), 150);
+    const sick = await doctor(l);
+    expect(sick.code).toBe(1);
+    const fix = 'hardway distribute --node node-1';
+    expect(sick.findings[0], JSON.stringify(sick.findings, null, 1)).toMatchObject({ machine: node, check: 'drift', fix });
+    expect(sick.findings[0]!.evidence).toContain('/var/lib/kubelet/kubeconfig');
+    expect(sick.findings[0]!.evidence).toContain('kubectl get nodes: node-1 Ready=Unknown');
+    console.log(`kubeconfig by hand: ${sick.findings[0]!.cause}\n  evidence: ${sick.findings[0]!.evidence}\n  fix: ${fix}`);
+    // No secret in what doctor printed: not the node's key, nor its kubeconfig's credentials.
+    const out = JSON.stringify(sick);
+    const key = readFileSync(join(l.dir, 'pki/machines/node-1/kubelet.key'), 'utf8');
+    expect(out).not.toContain('PRIVATE KEY');
+    expect(out).not.toContain(Buffer.from(key).toString('base64').slice(0, 40));
+    await hardway(l, fix.split(' ').slice(1));
+    await eventually(async () => expect(await nodes(l)).toEqual(READY), 180);
+    const healed = await eventually(async () => {
+      const d = await doctor(l);
+      expect(d.findings).toEqual([]);
+      return d;
+    }, 60);
+    expect(healed).toMatchObject({ code: 0, ok: true });
+    await pullsAgain(l, node, 'doc-after-kubeconfig');
+  });
+
+  /** A pod pinned to node that cannot start there: made, then waited for until its sandbox fails (a warning event). */
+  async function stuckPod(l: Lab, name: string, node: string): Promise<void> {
+    const file = join(tmp, `${name}.json`);
+    writeFileSync(file, pod(name, node, CACHED_IMAGE, 'IfNotPresent'));
+    await jumpboxKubectl(l, ['apply', '-f', file]);
+    await eventually(async () => expect(await jumpboxKubectl(l, ['get', 'events', '--field-selector', `involvedObject.name=${name},type=Warning`, '-o', 'jsonpath={.items[*].reason}']))
+      .toContain('FailedCreatePodSandBox'), 120);
   }
 
   /**
@@ -184,12 +233,12 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
     };
   }
 
-  /** After the fix: a pod that must pull (Always) runs on node again. */
-  async function pullsAgain(l: Lab, node: string): Promise<void> {
-    const file = join(tmp, 'doc-after.json');
-    writeFileSync(file, pod('doc-after', node, CACHED_IMAGE, 'Always'));
+  /** After the fix: a new pod that must pull (Always) runs on node again. */
+  async function pullsAgain(l: Lab, node: string, name: string): Promise<void> {
+    const file = join(tmp, `${name}.json`);
+    writeFileSync(file, pod(name, node, CACHED_IMAGE, 'Always'));
     await jumpboxKubectl(l, ['apply', '-f', file]);
-    await eventually(async () => expect(await jumpboxKubectl(l, ['get', 'pod', 'doc-after', '-o', 'jsonpath={.status.phase}'])).toBe('Running'), 120);
-    await jumpboxKubectl(l, ['delete', 'pod', 'doc-after', '--wait=false']);
+    await eventually(async () => expect(await jumpboxKubectl(l, ['get', 'pod', name, '-o', 'jsonpath={.status.phase}'])).toBe('Running'), 120);
+    await jumpboxKubectl(l, ['delete', 'pod', name, '--wait=false']);
   }
 });

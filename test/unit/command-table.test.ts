@@ -32,6 +32,8 @@ describe('command lines from the command table', () => {
       'netfilter-off': 'hardway bootstrap-workers --only worker-os --node node-1',
       'containerd-stopped': 'hardway bootstrap-workers --only containerd --only kubelet --node node-1',
       'cni-config-missing': 'hardway bootstrap-workers --only cni --node node-1',
+      'sandbox-image-missing': 'hardway images --node node-1',
+      'cni-plugin-missing': 'hardway bootstrap-workers --only cni --node node-1',
       'cert-expired': 'hardway distribute --node node-1',
       'dns-loop': 'hardway up --only kubelet --only dns',
       'dns-down': 'hardway dns --node server',

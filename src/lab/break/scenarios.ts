@@ -9,7 +9,8 @@ import { FailureError } from '../../errors.ts';
 import { join } from 'node:path';
 import type { Inventory, Machine, Role } from '../../inventory.ts';
 import { HOSTS_MARKERS, PKI, WORKER } from '../../layout.ts';
-import { WEB_IMAGE } from '../../images/names.ts';
+import { PAUSE_IMAGE, WEB_IMAGE } from '../../images/names.ts';
+import { CRI_NAMESPACE, CTR } from '../../probes/containerd.ts';
 import { registryDir } from '../../render/registries.ts';
 import { podRoutes } from '../../render/routes.ts';
 import { sh, type Command } from '../../shell.ts';
@@ -66,6 +67,8 @@ const STUB_CONTENT = '# This is /run/systemd/resolve/stub-resolv.conf managed by
 /** The image mirror-missing puts into the node's cache first: the trap that hides a broken mirror. */
 export const CACHED_IMAGE = `${LAB_REGISTRY_NAME}/${repositoryOf(WEB_IMAGE)}`;
 const TEMPLATE = '/etc/cloud/templates/hosts.debian.tmpl';
+/** The CNI plugin cni-plugin-missing deletes: the one the pod network config names. */
+export const CNI_PLUGIN_BROKEN = 'bridge';
 const BRIDGE_SYSCTLS = ['net.bridge.bridge-nf-call-iptables', 'net.bridge.bridge-nf-call-ip6tables'];
 
 /** Every scenario, in the order `--list` shows them. */
@@ -152,6 +155,29 @@ export const SCENARIOS: Scenario[] = [
       const files = [WORKER.cniBridgeConf, WORKER.cniLoopbackConf];
       await env.exec(sh`rm -f ${files}`);
       return files.map((f) => `deleted ${f}`);
+    },
+  },
+  {
+    name: 'sandbox-image-missing',
+    breaks: `removes the sandbox (pause) image (cluster.yaml's sandboxImage, ${PAUSE_IMAGE} in a lab) from containerd's k8s.io namespace`,
+    sees: 'the node stays Ready and running pods keep running; every new pod there stays ContainerCreating (FailedCreatePodSandBox: failed to get sandbox image)',
+    roles: ['worker'],
+    doctor: { check: 'drift', fix: { steps: ['images'] } },
+    async apply(env) {
+      const image = env.inventory.settings.sandboxImage ?? PAUSE_IMAGE;
+      await env.exec(sh`${CTR} -n ${CRI_NAMESPACE} images rm ${image} >/dev/null`);
+      return [`removed ${image} from containerd's ${CRI_NAMESPACE} namespace`];
+    },
+  },
+  {
+    name: 'cni-plugin-missing',
+    breaks: `deletes the CNI plugin ${WORKER.cniBin}/${CNI_PLUGIN_BROKEN}`,
+    sees: `the node stays Ready and running pods keep running; every new pod there stays ContainerCreating (failed to find plugin "${CNI_PLUGIN_BROKEN}")`,
+    roles: ['worker'],
+    doctor: { check: 'drift', fix: { steps: ['cni'] } },
+    async apply(env) {
+      await env.exec(sh`rm -f ${`${WORKER.cniBin}/${CNI_PLUGIN_BROKEN}`}`);
+      return [`deleted ${WORKER.cniBin}/${CNI_PLUGIN_BROKEN}`];
     },
   },
   {

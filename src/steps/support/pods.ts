@@ -4,7 +4,7 @@
 /** A pod as `kubectl get pods -o json` gives it, as far as telling why it does not run goes. */
 export interface PodObject {
   kind?: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: string; creationTimestamp?: string };
   spec?: { nodeName?: string };
   status?: {
     phase?: string;
@@ -40,6 +40,8 @@ export interface PodProblem {
   trouble: PodTrouble;
   /** The container's reason and message, or the last crash's (its log's last lines with FallbackToLogsOnError). */
   why: string;
+  /** When the pod was made (RFC 3339), when the API said. */
+  created?: string;
 }
 
 /** The last lines of what a crashed container said (kubernetes keeps them in lastState.terminated.message). */
@@ -52,7 +54,8 @@ function lastWords(t: ContainerState['terminated']): string {
 export function podProblems(pods: readonly PodObject[]): PodProblem[] {
   return pods.flatMap((p): PodProblem[] => {
     if (p.metadata.deletionTimestamp || p.status?.phase === 'Succeeded') return [];
-    const base = { name: p.metadata.name, namespace: p.metadata.namespace ?? 'default', node: p.spec?.nodeName ?? '', labels: p.metadata.labels ?? {} };
+    const base = { name: p.metadata.name, namespace: p.metadata.namespace ?? 'default', node: p.spec?.nodeName ?? '', labels: p.metadata.labels ?? {},
+      ...(p.metadata.creationTimestamp ? { created: p.metadata.creationTimestamp } : {}) };
     const statuses = p.status?.containerStatuses ?? [];
     for (const c of statuses) {
       const waiting = c.state?.waiting;
