@@ -13,6 +13,7 @@ import { renderMachine } from '../render/machine.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { containerdRenderOptions } from '../steps/support/worker-render.ts';
 import type { ApiEvidence, LabContext } from './types.ts';
+import { registryOf } from '../images/names.ts';
 
 /** The rendered files doctor compares on a worker: CNI configs, containerd's config, every certs.d file. */
 export function renderedForDoctor(inv: Inventory): Record<string, Record<string, string>> {
@@ -52,8 +53,5 @@ export function defaultTestImages(inv: Inventory, api: ApiEvidence, lab: LabCont
   return [...new Set(fromPods.length ? fromPods : fromLab)].slice(0, MAX_TEST_IMAGES);
 }
 
-/** The registry an image name is pulled from, as containerd reads the name (docker.io when none is named). */
-export function registryOf(image: string): string {
-  const first = image.split('/')[0]!;
-  return image.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost') ? first : 'docker.io';
-}
+/** The registry an image name is pulled from (defined with the image names; doctor's tests read it here). */
+export { registryOf } from '../images/names.ts';
