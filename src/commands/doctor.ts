@@ -23,6 +23,8 @@ export const doctorCommand: CommandModule = {
     'on any machine (--accept-new-host-keys writes known_hosts here).',
     '',
     'Each finding: machine, check, cause, evidence (command and line) and the hardway command that fixes it.',
+    '--bundle FILE.tar.gz also writes a support bundle (one more read-only round trip per machine): see',
+    'docs/troubleshooting.md; no file of pki/, key, token or kubeconfig goes into it.',
     'Exit codes: 0 no problem found, 1 problems found, 2 usage or input error.',
   ].join('\n'),
   options: {
