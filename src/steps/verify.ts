@@ -167,8 +167,9 @@ export function kubeletsStarting(json: string, workers: readonly string[]): Node
     if ((n.kind !== undefined && n.kind !== 'Node') || !workers.includes(n.metadata.name)) return [];
     const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
     if (!ready || ready.status === 'True' || !STARTING.test(ready.message ?? '')) return [];
+    // Without the time of its start there is nothing to measure from: --ready-timeout alone applies.
     const since = Date.parse(ready.lastTransitionTime ?? '');
-    return [{ node: n.metadata.name, since: Number.isNaN(since) ? Date.now() : since }];
+    return Number.isNaN(since) ? [] : [{ node: n.metadata.name, since }];
   });
 }
 

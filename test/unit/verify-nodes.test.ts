@@ -80,7 +80,7 @@ describe('verify: a kubelet that is still starting is waited for, not a fault', 
     status: { conditions: [{ type: 'Ready', status, reason: 'KubeletNotReady', message, lastTransitionTime: since }] },
   });
 
-  it('finds the nodes whose kubelet says it is still starting, with that start; not a node Ready, stopped or with another fault', () => {
+  it('finds the nodes whose kubelet says it is still starting, with that start; not a node Ready, stopped, with another fault or no time of its start', () => {
     const json = JSON.stringify({ items: [
       starting('node-0', '2026-12-02T15:00:00Z'),
       starting('node-1', '2026-12-02T15:01:00Z', 'container runtime status check may not have completed yet'),
@@ -88,8 +88,9 @@ describe('verify: a kubelet that is still starting is waited for, not a fault', 
       starting('node-3', '2026-12-02T15:00:00Z', 'PLEG is not healthy: pleg was last seen active 3m0s ago; threshold is 3m0s'),
       node('node-4', 'True'),
       starting('other', '2026-12-02T15:00:00Z'),
+      starting('node-5', ''),
     ] });
-    expect(kubeletsStarting(json, ['node-0', 'node-1', 'node-2', 'node-3', 'node-4'])).toEqual([
+    expect(kubeletsStarting(json, ['node-0', 'node-1', 'node-2', 'node-3', 'node-4', 'node-5'])).toEqual([
       { node: 'node-0', since: Date.parse('2026-12-02T15:00:00Z') },
       { node: 'node-1', since: Date.parse('2026-12-02T15:01:00Z') },
     ]);
