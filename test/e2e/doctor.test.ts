@@ -216,16 +216,19 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
       renameSync(`${pause}.aside`, pause);
     }
     for (const w of ['node-0', 'node-1']) await l.run(w, `PATH=$PATH:/usr/local/bin; ctr -n k8s.io images rm ${PAUSE_IMAGE}`);
+    // The summary wraps to the terminal: compared with its lines joined.
+    const flat = (r: { stdout: string; stderr: string }) => `${r.stdout} ${r.stderr}`.replace(/\s+/g, ' ');
     const verify = await l.hardway(['verify', '--ready-timeout', '0']);
     expect(verify.code).toBe(1);
     for (const w of ['node-0', 'node-1']) {
-      expect(verify.stdout + verify.stderr).toContain(`the sandbox image ${PAUSE_IMAGE} (sandboxImage in cluster.yaml) is in images/pause.tar but not in containerd on ${w}`);
-      expect(verify.stdout + verify.stderr).toContain(`run "hardway images --node ${w}"`);
+      expect(flat(verify)).toContain(`the sandbox image ${PAUSE_IMAGE} (sandboxImage in cluster.yaml) is in images/pause.tar but not in containerd on ${w}`);
+      expect(flat(verify)).toContain(`run "hardway images --node ${w}"`);
     }
     const smoke = await l.hardway(['smoke', '--web-image', WEB_IMAGE]);
     expect(smoke.code).toBe(1);
-    expect(smoke.stdout + smoke.stderr).toMatch(/deployment hardway-smoke did not roll out \([^)]*\):\n\s+- hardway-smoke-\S+: FailedCreatePodSandBox: /);
-    console.log(`smoke without the sandbox image: ${(smoke.stdout + smoke.stderr).split('\n').filter((x) => x.includes('FailedCreatePodSandBox'))[0]}`);
+    const said = /deployment hardway-smoke did not roll out \([^)]*\): - hardway-smoke-\S+: FailedCreatePodSandBox: .*/.exec(flat(smoke));
+    expect(said, flat(smoke)).not.toBeNull();
+    console.log(`smoke without the sandbox image: ${said![0].slice(0, 400)}`);
     await hardway(l, ['images']);
     await hardway(l, ['verify']);
     await jumpboxKubectl(l, ['delete', 'deployment', 'hardway-smoke', '--ignore-not-found']);
