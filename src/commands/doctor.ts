@@ -6,6 +6,8 @@ import { InputError, quote } from '../errors.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
 import { shownTransport, sshOptions } from './ssh-options.ts';
 import { defaultLabPaths } from '../lab/names.ts';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 /** An image reference as doctor passes it to ctr (no blanks, no shell words; sh quotes it anyway). */
 const IMAGE = /^[a-z0-9][a-z0-9._\-/:@]*$/i;
@@ -23,6 +25,8 @@ export const doctorCommand: CommandModule = {
     'on any machine (--accept-new-host-keys writes known_hosts here).',
     '',
     'Each finding: machine, check, cause, evidence (command and line) and the hardway command that fixes it.',
+    '--bundle FILE.tar.gz also writes a support bundle (one more read-only round trip per machine): see',
+    'docs/troubleshooting.md; no file of pki/, key, token or kubeconfig goes into it.',
     'Exit codes: 0 no problem found, 1 problems found, 2 usage or input error.',
   ].join('\n'),
   options: {
@@ -33,12 +37,17 @@ export const doctorCommand: CommandModule = {
       type: 'string', multiple: true, arg: 'IMAGE', formerly: 'image',
       description: 'test-pull this image on every worker (default: images pods run from mirrored registries, or the lab registry\'s)',
     },
+    bundle: {
+      type: 'string', arg: 'FILE',
+      description: 'also write a support bundle (FILE.tar.gz) to attach to a bug report: this report, nodes, pods, events, and per machine services, journals, checksums of installed files, routes, configs; no secret',
+    },
     ...SSH_OPTIONS,
   },
   examples: [
     ['hardway doctor', 'what is wrong with the cluster of this directory, with the command that fixes each problem'],
     ['hardway doctor --node node-1 -v', 'only node-1, showing each connection and remote command'],
     ['hardway doctor --pull-image localhost:5001/hardway/web:1 --json', 'test-pull that image through the mirrors; one JSON object'],
+    ['hardway doctor --bundle doctor-bundle.tar.gz', 'the report, and a support bundle to attach to a bug report (no key, token or kubeconfig in it)'],
   ],
   jsonFields: { findings: [] },
   async run(ctx) {
@@ -48,6 +57,8 @@ export const doctorCommand: CommandModule = {
       if (i.length > 255 || !IMAGE.test(i)) throw new InputError(`--pull-image ${quote(i)} is not an image reference`, 'e.g. --pull-image localhost:5001/hardway/web:1 (at most 255 characters)');
     }
     checkIdentityFiles(ctx.values.identity as string[] | undefined, ctx.cwd);
+    const bundle = ctx.values.bundle as string | undefined;
+    if (bundle !== undefined) checkBundleFile(bundle, ctx.cwd);
     const { code } = await runDoctor({
       machinesFile: machinesFile(ctx),
       projectArgs: projectArgs(ctx),
@@ -57,6 +68,7 @@ export const doctorCommand: CommandModule = {
       env: ctx.env,
       stdout: ctx.stdout,
       labPaths: defaultLabPaths(ctx.env),
+      ...(bundle !== undefined ? { bundle: { file: resolve(ctx.cwd, bundle), stderr: ctx.stderr, cwd: ctx.cwd } } : {}),
       // One attempt, briefly: a machine that does not answer is a finding, not something to wait for.
       connect: (inv) => {
         const connect = hostConnector(inv, { ...sshOptions(ctx, inv), ...ONE_ATTEMPT });
@@ -66,3 +78,10 @@ export const doctorCommand: CommandModule = {
     return code;
   },
 };
+
+/** --bundle FILE: a file name ending in .tar.gz, in a directory that exists (checked before any machine is asked). */
+function checkBundleFile(file: string, cwd: string): void {
+  if (!file.endsWith('.tar.gz') || file.endsWith('/')) throw new InputError(`--bundle ${quote(file)} is not a .tar.gz file name`, 'e.g. --bundle doctor-bundle.tar.gz');
+  const dir = dirname(resolve(cwd, file));
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError(`--bundle ${quote(file)}: directory ${quote(dir)} does not exist`, 'make it first, or name a file in an existing directory');
+}

@@ -2,7 +2,9 @@
 // --only/--node/--concurrency, and the wiring of the SSH transport into the engine.
 import { closest, didYouMean } from '../cli/suggest.ts';
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, SSH_OPTIONS, yesOption, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
-import { FailureError, InputError } from '../errors.ts';
+import { FailureError, InputError, PreconditionError } from '../errors.ts';
+import { archiveImageNames } from '../steps/images.ts';
+import { sandboxWithoutSource } from '../steps/support/sandbox-image.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
 import { withRunLock } from '../engine/lock.ts';
@@ -113,6 +115,10 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
   } catch (e) {
     if (e instanceof InputError) throw e;
   }
+  // A sandbox image no source gives: every node would turn Ready and every pod stay ContainerCreating.
+  const sandbox = chosen.some((s) => s === 'images' || s === 'kubelet') ? sandboxWithoutSource(inventory, archiveImageNames(inventory.dir)) : undefined;
+  if (sandbox && v['dry-run'] !== true) throw new PreconditionError(sandbox.problem, sandbox.hint);
+  if (sandbox) (v.json === true ? ctx.stderr : ctx.stdout).write(`warning: ${sandbox.problem}\n  ${sandbox.hint}\n`);
   const options: StepOptions = {
     dryRun: v['dry-run'] === true,
     verbose: v.verbose === true,

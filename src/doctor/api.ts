@@ -18,11 +18,15 @@ export function kubectlPath(inv: Inventory, env: NodeJS.ProcessEnv): string | un
   return onPath ?? (existsSync(downloaded) ? downloaded : undefined);
 }
 
+/** kubectl's arguments before its verb: pki/jumpbox.kubeconfig, the first control plane by address, a short timeout. */
+export function kubectlBase(inv: Inventory): string[] {
+  const cp = inv.controlPlanes[0]!;
+  return ['--kubeconfig', join(inv.dir, PKI.kubeconfig('jumpbox')), `--server=https://${cp.ip}:${inv.settings.apiPort}`, '--request-timeout=5s'];
+}
+
 /** The arguments of the one kubectl call: nodes, pods, deployments and events in one List. */
 export function kubectlArgs(inv: Inventory): string[] {
-  const cp = inv.controlPlanes[0]!;
-  return ['--kubeconfig', join(inv.dir, PKI.kubeconfig('jumpbox')), `--server=https://${cp.ip}:${inv.settings.apiPort}`,
-    '--request-timeout=5s', 'get', 'nodes,pods,deployments,events', '--all-namespaces', '-o', 'json'];
+  return [...kubectlBase(inv), 'get', 'nodes,pods,deployments,events', '--all-namespaces', '-o', 'json'];
 }
 
 /** Asks the API; never throws (a failure is evidence). */

@@ -15,7 +15,7 @@ import { containerdRenderOptions } from '../steps/support/worker-render.ts';
 import type { ApiEvidence, LabContext } from './types.ts';
 import { archiveNames } from '../steps/images.ts';
 import { archiveImages } from '../images/oci.ts';
-import { imagesDir } from '../images/names.ts';
+import { imagesDir, registryOf } from '../images/names.ts';
 
 /** The rendered files doctor compares on a worker: CNI configs, containerd's config, every certs.d file. */
 export function renderedForDoctor(inv: Inventory): Record<string, Record<string, string>> {
@@ -66,8 +66,5 @@ export function defaultTestImages(inv: Inventory, api: ApiEvidence, lab: LabCont
   return [...new Set(fromPods.length ? fromPods : fromLab)].slice(0, MAX_TEST_IMAGES);
 }
 
-/** The registry an image name is pulled from, as containerd reads the name (docker.io when none is named). */
-export function registryOf(image: string): string {
-  const first = image.split('/')[0]!;
-  return image.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost') ? first : 'docker.io';
-}
+/** The registry an image name is pulled from (defined with the image names; doctor's tests read it here). */
+export { registryOf } from '../images/names.ts';

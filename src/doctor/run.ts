@@ -9,6 +9,7 @@ import { gatherApi } from './api.ts';
 import { archivedImages, defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from './context.ts';
 import { diagnose } from './diagnose.ts';
 import { planDrift, upChangeSteps } from './drift.ts';
+import { shownPath, writeBundle } from './bundle.ts';
 import { doctorJson, doctorText } from './format.ts';
 import { gatherMachine } from './gather.ts';
 import type { Connect } from '../transport/index.ts';
@@ -29,6 +30,8 @@ export interface DoctorRun {
   stdout: Writable;
   labPaths: LabPaths;
   connect: (inv: ReturnType<typeof loadInventory>) => Connect;
+  /** --bundle: also write a support bundle there, and say so on `stderr`. */
+  bundle?: { file: string; stderr: Writable; cwd: string };
 }
 
 /** Machines asked at once. */
@@ -57,6 +60,11 @@ export async function runDoctor(run: DoctorRun): Promise<{ code: number; finding
   const chosen = new Set(selected.map((m) => m.hostname));
   const findings = diagnose(ctx, evidence, await api).filter((f) => chosen.has(f.machine) || f.check === 'api');
   const seconds = (Date.now() - started) / 1000;
-  run.stdout.write((run.json ? doctorJson(findings) : doctorText(findings, { machines: selected.length, api: await api, testImages: ctx.testImages, seconds })) + '\n');
+  const text = doctorText(findings, { machines: selected.length, api: await api, testImages: ctx.testImages, seconds });
+  run.stdout.write((run.json ? doctorJson(findings) : text) + '\n');
+  if (run.bundle) {
+    const files = await writeBundle({ file: run.bundle.file, inventory, machines: selected, doctorText: `${text}\n`, doctorJson: `${doctorJson(findings)}\n`, connect, env: run.env });
+    run.bundle.stderr.write(`support bundle: ${shownPath(run.bundle.file, run.bundle.cwd)} (${files} files; no key, token or kubeconfig of pki/ in it)\n`);
+  }
   return { code: findings.length ? 1 : 0, findings };
 }

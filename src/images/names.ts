@@ -15,3 +15,9 @@ export function imagesDir(projectDir: string): string {
 
 /** CoreDNS v1.8.3, built offline by `hardway build-images` (the release whose Kubernetes libraries are those of v1.20.2). */
 export const COREDNS_IMAGE = 'localhost/hardway/coredns:1.8.3';
+
+/** The registry an image name is pulled from, as containerd reads the name (docker.io when none is named). */
+export function registryOf(image: string): string {
+  const first = image.split('/')[0]!;
+  return image.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost') ? first : 'docker.io';
+}

@@ -56,3 +56,7 @@ export const apiServerState = probe('api-server-state', () => sh`systemctl is-ac
  */
 export const journalsOfDown = probe('journals-of-down', (services: readonly string[]) =>
   sh`set -- $(systemctl is-active ${services}); for s in ${services}; do [ "$1" = active ] || { echo "== $s"; journalctl -u "$s" -n 4 --no-pager -o cat 2>&1; }; shift; done; :`);
+
+/** The journal's last `lines` lines of each of `services`, whatever its state (`== NAME` then its lines): for doctor's bundle. */
+export const journalTails = probe('journal-tails', (services: readonly string[], lines: number) =>
+  sh`for s in ${services}; do echo "== $s"; journalctl -u "$s" -n ${String(lines)} --no-pager -o short-iso 2>&1; done; :`);

@@ -17,6 +17,7 @@ import { sh } from '../shell.ts';
 import { localFile } from './support/binaries.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { CRI_NAMESPACE, CTR, images, parseImageList } from '../probes/containerd.ts';
+import { sandboxImageOf, sandboxOnWorker } from './support/sandbox-image.ts';
 
 /** An archive of images/ as the step sees it: its file name, its bytes as put content, its images. */
 export interface LocalArchive {
@@ -52,6 +53,11 @@ export async function localArchives(projectDir: string): Promise<LocalArchive[]>
     }
   }
   return archives;
+}
+
+/** The image names each archive of images/ holds (index.json only: nothing is hashed). */
+export function archiveImageNames(projectDir: string): { name: string; images: { name: string }[] }[] {
+  return archiveNames(projectDir).map((name) => ({ name, images: archiveImages(join(imagesDir(projectDir), name), `images/${name}`) }));
 }
 
 /** Where an archive is kept on a worker. */
@@ -91,10 +97,16 @@ export const imagesStep: ChangeStep = {
   idle: (inv) => (archiveNames(inv.dir).length === 0 ? 'no archives (images/*.tar beside machines.txt), nothing to load' : undefined),
   async plan(ctx: StepContext): Promise<Change[]> {
     const archives = await localArchives(ctx.inventory.dir);
-    if (archives.length === 0) return [];
+    const sandbox = sandboxImageOf(ctx.inventory);
+    if (archives.length === 0 && sandbox === undefined) return [];
     const desired: DesiredFile[] = archives.map((a) => ({ path: remoteArchivePath(a.name), content: a.content, mode: 0o644 }));
     const found = await inspect(ctx.facts, desired.map((d) => d.path), [], { images: images.ask() });
+    // Before the kubelet: a sandbox image no source gives would leave every pod here in ContainerCreating.
+    const listing = found.probes.images!;
+    const cached = listing.code === 0 ? new Set(parseImageList(listing.stdout).keys()) : undefined;
+    const missing = await sandboxOnWorker(ctx.facts, ctx.inventory, ctx.machine.hostname, archives, cached, true);
+    if (missing) throw new PreconditionError(missing.problem, missing.hint);
     // Uploads first: each import reads the archive as it is now on the machine.
-    return [...fileChangesFrom(found, desired), ...importChanges(archives, found.probes.images!)];
+    return [...fileChangesFrom(found, desired), ...importChanges(archives, listing)];
   },
 };

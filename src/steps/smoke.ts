@@ -15,6 +15,7 @@ import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL } from '../dns/manifest.ts
 import { etcdctl } from './support/etcd.ts';
 import { clientPod, clientPodArgs, judgeClient } from './support/smoke-dns.ts';
 import { textOption } from './options.ts';
+import { podEventReasons } from './support/pod-events.ts';
 
 /** The name of every object the smoke test creates. */
 export const SMOKE_NAME = 'hardway-smoke';
@@ -61,7 +62,15 @@ export const smokeStep: ActionStep = {
     if (!stored.includes('k8s:enc:aescbc:v1:key1')) throw new FailureError('smoke test: the secret is stored in etcd without aescbc encryption');
     ctx.log.info('secret stored encrypted in etcd (k8s:enc:aescbc:v1:key1)');
 
-    await run('starting a deployment', sh`${kubectl(sh`delete deployment,service ${SMOKE_NAME} --ignore-not-found`)} && ${kubectl(sh`create deployment ${SMOKE_NAME} --image=${image}`)} && ${kubectl(sh`rollout status deployment/${SMOKE_NAME} --timeout=180s`)}`);
+    await run('starting a deployment', sh`${kubectl(sh`delete deployment,service ${SMOKE_NAME} --ignore-not-found`)} && ${kubectl(sh`create deployment ${SMOKE_NAME} --image=${image}`)}`);
+    const rollout = await ctx.transport.exec(kubectl(sh`rollout status deployment/${SMOKE_NAME} --timeout=180s`), { timeoutMs: 240_000 });
+    if (rollout.code !== 0) {
+      // kubectl says only "timed out waiting for the condition": the pods' events say why.
+      const said = (rollout.stderr || rollout.stdout).trim().split('\n').pop();
+      const reasons = await podReasons(ctx);
+      throw new FailureError(`smoke test: deployment ${SMOKE_NAME} did not roll out (${said}):\n  - ${reasons.join('\n  - ')}`,
+        'run "hardway doctor": it names what keeps pods from starting and the command that fixes it');
+    }
     // Pods of an earlier run's deployment may still be Terminating beside the new one: the pod is
     // picked by its own fields (not the list's), Running and not being deleted.
     const listing = await run('finding the pod', kubectl(sh`get pods -l app=${SMOKE_NAME} --no-headers -o ${POD_COLUMNS}`));
@@ -115,4 +124,12 @@ function podOutput(name: string, timeoutS: number): Command {
   const phase = kubectl(sh`get pod ${name} -o jsonpath={.status.phase}`);
   const state = kubectl(sh`get pod ${name} -o jsonpath={.status.containerStatuses[0].state}`);
   return sh`for i in $(seq ${String(timeoutS)}); do p=$(${phase}); case "$p" in Succeeded|Failed) exec ${kubectl(sh`logs ${name}`)};; esac; sleep 1; done; echo "pod ${name} did not finish in ${String(timeoutS)} s: phase $p, $(${state})" >&2; exit 1`;
+}
+
+/** Each pod of the smoke deployment with its last event's reason (what kept it from starting). */
+async function podReasons(ctx: ActionContext): Promise<string[]> {
+  const pods = await ctx.transport.exec(kubectl(sh`get pods -l ${`app=${SMOKE_NAME}`} -o ${'jsonpath={.items[*].metadata.name}'}`));
+  const events = await ctx.transport.exec(kubectl(sh`get events --field-selector involvedObject.kind=Pod -o json`));
+  if (pods.code !== 0 || events.code !== 0) return [`its pods' events could not be read: ${(pods.code !== 0 ? pods : events).stderr.trim().split('\n').pop()}`];
+  return podEventReasons(pods.stdout.trim().split(/\s+/).filter(Boolean), events.stdout);
 }

@@ -17,6 +17,9 @@ import { numberOption } from './options.ts';
 import { namesResolved } from '../probes/names.ts';
 import { placementContent, placements } from './support/placements.ts';
 import { routes } from '../probes/network.ts';
+import { images, parseImageList } from '../probes/containerd.ts';
+import { archiveImageNames } from './images.ts';
+import { sandboxImageOf, sandboxOnWorker } from './support/sandbox-image.ts';
 
 /** The services that must be active on a machine of this role. */
 export function expectedServices(inv: Inventory, m: Machine): string[] {
@@ -43,6 +46,8 @@ export const verifyStep: CheckStep = {
       names: namesResolved.ask(names),
       routes: routes.ask(),
       ...(machine.role === 'control-plane' ? { etcd: etcdHealth.ask(severalControlPlanes(inv)) } : {}),
+      // What containerd holds, for the sandbox image (it pulls that only at the first pod).
+      ...(machine.role === 'worker' && sandboxImageOf(inv) !== undefined ? { images: images.ask() } : {}),
       // The nodes too, on the machine that asks the API: a converged cluster needs no other round trip.
       ...(asksApi(inv, machine) ? { nodes: clusterObjects.ask(objectsOf(inv)) } : {}),
     });
@@ -64,6 +69,12 @@ export const verifyStep: CheckStep = {
     }
     for (const r of missingPodRoutes(inv, machine, p.routes)) problems.push(`no route to ${r.subnet} via ${r.via} (pods of ${r.worker})`);
     if (p.etcd) problems.push(...etcdProblems(inv, p.etcd));
+
+    if (p.images) {
+      const cached = p.images.code === 0 ? new Set(parseImageList(p.images.stdout).keys()) : undefined;
+      const missing = await sandboxOnWorker(facts, inv, machine.hostname, archiveImageNames(inv.dir), cached, false);
+      if (missing) problems.push(`${missing.problem} (${missing.hint})`);
+    }
 
     for (const w of wanted) {
       const f = found.files.get(w.to)!;
@@ -102,7 +113,8 @@ const asksApi = (inv: Inventory, machine: Machine) => machine.hostname === inv.c
 /**
  * Every worker registered and Ready, and cluster DNS serving, asked of the API with the admin
  * kubeconfig on the server. Kubelets and CoreDNS just started take a while: asked again every 2 s
- * up to --ready-timeout.
+ * up to --ready-timeout, and longer for a node whose kubelet is still starting (up to
+ * KUBELET_START_WAIT_S from its start: a loaded host takes minutes).
  */
 async function clusterProblems(ctx: StepContext, first: ProbeResult): Promise<string[]> {
   // The batch's answer: all well already (a rerun), or ask again below (stderr, waits).
@@ -110,17 +122,18 @@ async function clusterProblems(ctx: StepContext, first: ProbeResult): Promise<st
   const timeoutS = numberOption(ctx.options, 'ready-timeout');
   const deadline = Date.now() + timeoutS * 1000;
   for (;;) {
-    const problems = await clusterProblemsOnce(ctx);
-    if (problems.length === 0 || Date.now() >= deadline || problems[0]!.startsWith('kubectl')) return problems;
+    const { problems, starting } = await clusterProblemsOnce(ctx);
+    // --ready-timeout 0 checks once; otherwise a kubelet still starting is waited for from its own start.
+    if (problems.length === 0 || Date.now() >= readyDeadline(deadline, timeoutS, starting) || problems[0]!.startsWith('kubectl')) return problems;
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
 
-async function clusterProblemsOnce(ctx: StepContext): Promise<string[]> {
+async function clusterProblemsOnce(ctx: StepContext): Promise<{ problems: string[]; starting: NodeStarting[] }> {
   const r = await ctx.facts.wait(clusterObjectsAgain.ask(15, objectsOf(ctx.inventory)));
-  if (r.code === NO_KUBECTL) return [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`];
-  if (r.code !== 0) return [`the API does not answer "kubectl get nodes" (kubectl exit ${r.code})`];
-  return problemsIn(ctx.inventory, r.stdout);
+  if (r.code === NO_KUBECTL) return { problems: [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`], starting: [] };
+  if (r.code !== 0) return { problems: [`the API does not answer "kubectl get nodes" (kubectl exit ${r.code})`], starting: [] };
+  return { problems: problemsIn(ctx.inventory, r.stdout), starting: kubeletsStarting(r.stdout, ctx.inventory.workers.map((w) => w.hostname)) };
 }
 
 /** The nodes' problems, then cluster DNS's, in one `kubectl get -o json` answer. */
@@ -128,11 +141,43 @@ function problemsIn(inv: Inventory, json: string): string[] {
   return [...nodeStates(json, inv.workers.map((w) => w.hostname)), ...dnsHealthProblems(inv, objectItems(json))];
 }
 
+/**
+ * How long verify waits for a node whose kubelet is still starting, from that start: a kubelet
+ * (re)started on a loaded host took more than a minute for its first PLEG relist.
+ */
+export const KUBELET_START_WAIT_S = 300;
+
+/** When verify stops waiting: --ready-timeout's deadline, or later for a kubelet still starting (KUBELET_START_WAIT_S from its start); 0 checks once. */
+export function readyDeadline(deadline: number, timeoutS: number, starting: readonly NodeStarting[]): number {
+  return timeoutS === 0 ? deadline : Math.max(deadline, ...starting.map((s) => s.since + KUBELET_START_WAIT_S * 1000));
+}
+
+/** What a kubelet says in its node's Ready condition until its first checks of the runtime have run. */
+const STARTING = /pleg has yet to be successful|container runtime status check may not have completed yet/i;
+
+/** A node whose kubelet is still starting, and when it started (its Ready condition's last transition, ms since the epoch). */
+export interface NodeStarting {
+  node: string;
+  since: number;
+}
+
+/** The listed workers whose kubelet says it is still starting, in a `kubectl get -o json` answer. */
+export function kubeletsStarting(json: string, workers: readonly string[]): NodeStarting[] {
+  return objectItems<NodeObject>(json).flatMap((n) => {
+    if ((n.kind !== undefined && n.kind !== 'Node') || !workers.includes(n.metadata.name)) return [];
+    const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+    if (!ready || ready.status === 'True' || !STARTING.test(ready.message ?? '')) return [];
+    // Without the time of its start there is nothing to measure from: --ready-timeout alone applies.
+    const since = Date.parse(ready.lastTransitionTime ?? '');
+    return Number.isNaN(since) ? [] : [{ node: n.metadata.name, since }];
+  });
+}
+
 /** A Node as `kubectl get -o json` gives it, as far as readiness goes. */
 interface NodeObject {
   kind?: string;
   metadata: { name: string };
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[] };
   items?: NodeObject[];
 }
 
@@ -146,6 +191,10 @@ export function nodeStates(json: string, workers: readonly string[]): string[] {
     if (!nodes.has(w)) return [`node ${w} is not registered with the API (its kubelet never reached the API server)`];
     const ready = nodes.get(w);
     if (ready?.status === 'True') return [];
+    if (STARTING.test(ready?.message ?? '')) {
+      return [`node ${w} is not Ready yet: its kubelet is still starting (${ready!.message}); verify waits up to ${KUBELET_START_WAIT_S} s from its start. ` +
+        `Check again with "hardway verify" (or "hardway doctor --node ${w}")`];
+    }
     return [`node ${w} is not Ready${ready?.message ? ` (${ready.message})` : ''}`];
   });
 }

@@ -8,9 +8,12 @@
 // mirror-missing a pod pulls through the mirror again. worker-down measures the time until the API
 // says NotReady (the controller manager's grace period). sandbox-image-missing and cni-plugin-missing
 // leave the node Ready: a pod made there after the break stays ContainerCreating, doctor names the
-// drift first (the pod in its evidence), and after the fix a new pod runs there. Last, a fault made by
+// drift first (the pod in its evidence), and after the fix a new pod runs there. Then a fault made by
 // hand: the kubelet's kubeconfig edited on a worker, the node NotReady, distribute's drift first.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Last, doctor --bundle on the healthy cluster, and the sandbox image checks of up, verify and smoke.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { PAUSE_IMAGE, WEB_IMAGE } from '../../src/images/names.ts';
 import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -210,6 +213,77 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
       .toContain('FailedCreatePodSandBox'), 120);
   }
 
+  it('doctor --bundle: every machine\'s services, journals, checksums, routes and configs, the cluster\'s nodes, pods and events; no secret of pki/ in it', async () => {
+    const l = lab();
+    await eventually(async () => expect(await nodes(l)).toEqual(READY), 120);
+    const file = join(tmp, 'bundle.tar.gz');
+    const r = await l.hardway(['doctor', '--bundle', file]);
+    expect(r.stderr).toMatch(/support bundle: .*bundle\.tar\.gz \(\d+ files; no key, token or kubeconfig of pki\/ in it\)/);
+    const files = unpackBundle(file);
+    const at = (rel: string) => files.get(`hardway-doctor-bundle/${rel}`) ?? '';
+    expect(at('doctor.txt')).toBe(`${r.stdout}`);
+    expect(JSON.parse(at('doctor.json'))).toHaveProperty('findings');
+    expect(at('cluster/nodes.txt')).toMatch(/^node-0 +Ready/m);
+    expect(at('cluster/pods.txt')).toMatch(/^kube-system +coredns-/m);
+    expect(at('cluster/events.txt')).not.toBe('');
+    for (const m of l.machines) {
+      const services = m.role === 'control-plane' ? ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] : ['containerd', 'kubelet', 'kube-proxy'];
+      for (const svc of services) {
+        expect(at(`machines/${m.hostname}/services.txt`)).toMatch(new RegExp(`^${svc} +enabled=enabled active=active$`, 'm'));
+        expect(at(`machines/${m.hostname}/journal.txt`)).toContain(`== ${svc}\n`);
+      }
+      expect(at(`machines/${m.hostname}/routes.txt`)).toMatch(/^10\.200\.\d+\.0\/24 via /m);
+      expect(at(`machines/${m.hostname}/etc-hosts`)).toContain(`${m.ip} ${m.hostname}.kubernetes.local ${m.hostname}`);
+      const sums = at(`machines/${m.hostname}/files.txt`);
+      const notOk = sums.split('\n').filter((x) => /^(differs|missing|unknown) /.test(x));
+      console.log(`bundle: ${m.hostname}: ${sums.split('\n').filter((x) => /^ok /.test(x)).length} installed files as hardway would install them; others: ${notOk.join('; ') || 'none'}`);
+      if (m.role === 'worker') {
+        for (const f of ['/var/lib/kubelet/kubelet.crt', '/var/lib/kubelet/kubelet.key', '/var/lib/kubelet/kubeconfig']) expect(sums).toMatch(new RegExp(`^ok +${f}$`, 'm'));
+        expect(at(`machines/${m.hostname}/cni/10-bridge.conf`)).toContain('"type": "bridge"');
+        expect(at(`machines/${m.hostname}/kubelet-config.yaml`)).toContain('kind: KubeletConfiguration');
+      } else {
+        for (const f of ['/var/lib/kubernetes/ca.key', '/var/lib/kubernetes/encryption-config.yaml']) expect(sums).toMatch(new RegExp(`^ok +${f}$`, 'm'));
+      }
+    }
+    const secrets = pkiSecrets(join(l.dir, 'pki'));
+    expect(secrets.length).toBeGreaterThan(20);
+    for (const [path, text] of files) {
+      for (const secret of secrets) expect(text.includes(secret), `${path} holds a secret of pki/ (${secret.slice(0, 12)}...)`).toBe(false);
+    }
+  });
+
+  it('the sandbox image: up refuses to start without images/pause.tar, verify names a worker whose containerd lost it, smoke prints the pod\'s event reason; hardway images puts it back', async () => {
+    const l = lab();
+    await eventually(async () => expect(await nodes(l)).toEqual(READY), 120);
+    const pause = join(l.dir, 'images/pause.tar');
+    renameSync(pause, `${pause}.aside`);
+    try {
+      const up = await l.hardway(['up']);
+      expect(up.code, up.stdout + up.stderr).toBe(1);
+      expect(up.stderr).toContain(`the sandbox image ${PAUSE_IMAGE} (sandboxImage in cluster.yaml) is not in images/ and no registry serves localhost/ names`);
+      expect(up.stderr).toContain('run "hardway build-images"');
+    } finally {
+      renameSync(`${pause}.aside`, pause);
+    }
+    for (const w of ['node-0', 'node-1']) await l.run(w, `PATH=$PATH:/usr/local/bin; ctr -n k8s.io images rm ${PAUSE_IMAGE}`);
+    // The summary wraps to the terminal: compared with its lines joined.
+    const flat = (r: { stdout: string; stderr: string }) => `${r.stdout} ${r.stderr}`.replace(/\s+/g, ' ');
+    const verify = await l.hardway(['verify', '--ready-timeout', '0']);
+    expect(verify.code).toBe(1);
+    for (const w of ['node-0', 'node-1']) {
+      expect(flat(verify)).toContain(`the sandbox image ${PAUSE_IMAGE} (sandboxImage in cluster.yaml) is in images/pause.tar but not in containerd on ${w}`);
+      expect(flat(verify)).toContain(`run "hardway images --node ${w}"`);
+    }
+    const smoke = await l.hardway(['smoke', '--web-image', WEB_IMAGE]);
+    expect(smoke.code).toBe(1);
+    const said = /deployment hardway-smoke did not roll out \([^)]*\): - hardway-smoke-\S+: FailedCreatePodSandBox: .*/.exec(flat(smoke));
+    expect(said, flat(smoke)).not.toBeNull();
+    console.log(`smoke without the sandbox image: ${said![0].slice(0, 400)}`);
+    await hardway(l, ['images']);
+    await hardway(l, ['verify']);
+    await jumpboxKubectl(l, ['delete', 'deployment', 'hardway-smoke', '--ignore-not-found']);
+  });
+
   /**
    * Before mirror-missing breaks node: a pod of the registry image runs there (so the image is
    * cached). Returns the check made after the break: the same image with IfNotPresent still starts
@@ -242,3 +316,44 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
     await jumpboxKubectl(l, ['delete', 'pod', name, '--wait=false']);
   }
 });
+
+/** Every file of an unpacked bundle, by its path inside the archive. */
+function unpackBundle(file: string): Map<string, string> {
+  const out = mkdtempSync(join(tmpdir(), 'hardway-e2e-bundle-'));
+  execFileSync('tar', ['-xzf', file, '-C', out]);
+  const files = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const n of readdirSync(d)) {
+      const p = join(d, n);
+      if (statSync(p).isDirectory()) walk(p);
+      else files.set(p.slice(out.length + 1), readFileSync(p, 'utf8'));
+    }
+  };
+  walk(out);
+  rmSync(out, { recursive: true, force: true });
+  return files;
+}
+
+/**
+ * Every secret pki/ holds, found here without hardway's own code: each private key file whole and
+ * each line of its body, each kubeconfig's embedded data (certificates and keys) and tokens, the
+ * encryption config's keys.
+ */
+function pkiSecrets(dir: string): string[] {
+  const secrets: string[] = [];
+  const walk = (d: string) => {
+    for (const n of readdirSync(d)) {
+      const p = join(d, n);
+      if (statSync(p).isDirectory()) {
+        walk(p);
+        continue;
+      }
+      const text = readFileSync(p, 'utf8');
+      if (n.endsWith('.key')) secrets.push(text.trim(), ...text.split('\n').filter((x) => x.length >= 16 && !x.startsWith('-----')));
+      if (n.endsWith('.kubeconfig')) secrets.push(...[...text.matchAll(/(?:-data|token): *(\S+)/g)].map((m) => m[1]!));
+      if (n === 'encryption-config.yaml') secrets.push(...[...text.matchAll(/secret: *(\S+)/g)].map((m) => m[1]!));
+    }
+  };
+  walk(dir);
+  return secrets;
+}

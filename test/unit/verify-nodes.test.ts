@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { coalescedFacts } from '../../src/engine/coalesced-facts.ts';
 import { factsFrom, type FactRequest } from '../../src/engine/facts.ts';
 import { clusterObjects, getObjectsCommand, NODE_LIST_FROM, objectItems } from '../../src/probes/cluster.ts';
-import { nodeStates } from '../../src/steps/verify.ts';
+import { KUBELET_START_WAIT_S, kubeletsStarting, nodeStates, readyDeadline } from '../../src/steps/verify.ts';
 
 const node = (name: string, status?: string, message?: string) => ({
   metadata: { name },
@@ -70,5 +70,48 @@ describe('many nodes are read as one list', () => {
     expect(items.map((i) => i.kind)).toEqual(['ClusterRole', 'Node', 'Node']);
     // Nodes the inventory does not name (in the list of every Node) are no problem of verify's.
     expect(nodeStates(`${rbac}\n${list}\n`, ['node-0', 'node-1'])).toEqual(['node node-1 is not registered with the API (its kubelet never reached the API server)']);
+  });
+});
+
+describe('verify: a kubelet that is still starting is waited for, not a fault', () => {
+  const PLEG = 'PLEG is not healthy: pleg has yet to be successful';
+  const starting = (name: string, since: string, message = PLEG, status = 'False') => ({
+    kind: 'Node', metadata: { name },
+    status: { conditions: [{ type: 'Ready', status, reason: 'KubeletNotReady', message, lastTransitionTime: since }] },
+  });
+
+  it('finds the nodes whose kubelet says it is still starting, with that start; not a node Ready, stopped, with another fault or no time of its start', () => {
+    const json = JSON.stringify({ items: [
+      starting('node-0', '2026-12-02T15:00:00Z'),
+      starting('node-1', '2026-12-02T15:01:00Z', 'container runtime status check may not have completed yet'),
+      starting('node-2', '2026-12-02T15:00:00Z', 'Kubelet stopped posting node status.', 'Unknown'),
+      starting('node-3', '2026-12-02T15:00:00Z', 'PLEG is not healthy: pleg was last seen active 3m0s ago; threshold is 3m0s'),
+      node('node-4', 'True'),
+      starting('other', '2026-12-02T15:00:00Z'),
+      starting('node-5', ''),
+    ] });
+    expect(kubeletsStarting(json, ['node-0', 'node-1', 'node-2', 'node-3', 'node-4', 'node-5'])).toEqual([
+      { node: 'node-0', since: Date.parse('2026-12-02T15:00:00Z') },
+      { node: 'node-1', since: Date.parse('2026-12-02T15:01:00Z') },
+    ]);
+  });
+
+  it(`waits up to ${KUBELET_START_WAIT_S} s from the kubelet's start, longer than --ready-timeout; --ready-timeout 0 checks once`, () => {
+    const now = Date.parse('2026-12-02T15:00:00Z');
+    const deadline = now + 60_000;
+    const justStarted = [{ node: 'node-1', since: now - 5_000 }];
+    expect(readyDeadline(deadline, 60, justStarted)).toBe(now - 5_000 + KUBELET_START_WAIT_S * 1000);
+    expect(readyDeadline(deadline, 60, [])).toBe(deadline);
+    // Started long ago: the kubelet's own time is up, --ready-timeout still applies.
+    expect(readyDeadline(deadline, 60, [{ node: 'node-1', since: now - 3_600_000 }])).toBe(deadline);
+    expect(readyDeadline(now, 0, justStarted)).toBe(now);
+  });
+
+  it('when it gives up, says the kubelet is still starting and what to run to check again', () => {
+    const json = JSON.stringify({ items: [starting('node-1', '2026-12-02T15:00:00Z')] });
+    expect(nodeStates(json, ['node-1'])).toEqual([
+      `node node-1 is not Ready yet: its kubelet is still starting (${PLEG}); verify waits up to ${KUBELET_START_WAIT_S} s from its start. ` +
+        'Check again with "hardway verify" (or "hardway doctor --node node-1")',
+    ]);
   });
 });

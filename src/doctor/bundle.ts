@@ -1,0 +1,145 @@
+// `hardway doctor --bundle FILE.tar.gz`: what a person attaches to a bug report, in one archive:
+// doctor's report (text and JSON, as it comes), the cluster's nodes, pods and recent events, and of
+// every machine what bundle-machine.ts reads. Read-only on the machines; the only write is FILE.
+// No secret goes in: nothing of pki/ but checksums, no kubeconfig, no key; and every text passes
+// through the run's Redactor, given every secret pki/ holds (keys, kubeconfigs, the encryption key).
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { Inventory, Machine } from '../inventory.ts';
+import { writeTar, type TarEntry } from '../images/tar.ts';
+import { writeAtomic } from '../output-file.ts';
+import { sh } from '../shell.ts';
+import { runCommand } from '../transport/local.ts';
+import type { Connect } from '../transport/index.ts';
+import { Semaphore } from '../transport/semaphore.ts';
+import { Redactor } from '../ui/redact.ts';
+import { kubectlBase, kubectlPath } from './api.ts';
+import { machineBundle, type BundleText } from './bundle-machine.ts';
+
+/** The directory every file of the bundle is under. */
+export const BUNDLE_ROOT = 'hardway-doctor-bundle';
+
+/** The most recent events kept. */
+const EVENTS_KEPT = 300;
+
+/** What the bundle is made of: doctor's report as it printed it, and what to ask. */
+export interface BundleRequest {
+  file: string;
+  inventory: Inventory;
+  machines: readonly Machine[];
+  doctorText: string;
+  doctorJson: string;
+  connect: Connect;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A Redactor that knows every secret of pki/: each file that is not a certificate (keys, kubeconfigs, the encryption config, tokens). */
+export function pkiRedactor(projectDir: string): Redactor {
+  const redactor = new Redactor();
+  for (const file of filesUnder(join(projectDir, 'pki'))) {
+    if (!file.endsWith('.crt')) redactor.add(readFileSync(file));
+  }
+  return redactor;
+}
+
+function filesUnder(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => {
+    const path = join(dir, n);
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st?.isDirectory() ? filesUnder(path) : st?.isFile() ? [path] : [];
+  });
+}
+
+/** The cluster's nodes, pods and recent events as kubectl prints them (`-o wide`: no object's spec, so no env value), from the jumpbox. */
+export async function clusterBundle(inv: Inventory, env: NodeJS.ProcessEnv): Promise<BundleText[]> {
+  const kubectl = kubectlPath(inv, env);
+  if (!kubectl) return [{ path: 'cluster/error.txt', text: 'kubectl is not on PATH and not in downloads/client (run "hardway download")\n' }];
+  const get = async (path: string, args: string[], tail?: number): Promise<BundleText> => {
+    const r = await runCommand(sh`${kubectl} ${[...kubectlBase(inv), ...args]}`, { timeoutMs: 15_000 }).catch((e: Error) => ({ code: 1, stdout: '', stderr: e.message }));
+    const lines = r.stdout.split('\n');
+    const kept = tail !== undefined && lines.length > tail + 1 ? [lines[0]!, ...lines.slice(-tail - 1)] : lines;
+    return { path, text: r.code === 0 ? kept.join('\n') : `kubectl ${args.join(' ')}: exit ${r.code}\n${r.stderr}` };
+  };
+  return Promise.all([
+    get('cluster/nodes.txt', ['get', 'nodes', '-o', 'wide']),
+    get('cluster/pods.txt', ['get', 'pods', '--all-namespaces', '-o', 'wide']),
+    get('cluster/events.txt', ['get', 'events', '--all-namespaces', '--sort-by=.lastTimestamp'], EVENTS_KEPT),
+  ]);
+}
+
+/** The project's own inputs that say how the cluster was asked for (no secret in them; redacted all the same). */
+function projectFiles(inv: Inventory): BundleText[] {
+  return ['machines.txt', 'cluster.yaml'].flatMap((name) => {
+    try {
+      return [{ path: `project/${name}`, text: readFileSync(join(inv.dir, name), 'utf8') }];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** What the bundle holds, in its README. */
+function readme(inv: Inventory, machines: readonly Machine[]): string {
+  return [
+    'hardway doctor --bundle: what to attach to a bug report.',
+    '',
+    'doctor.txt, doctor.json   doctor\'s report (findings, most likely cause first)',
+    'cluster/                  kubectl get nodes / pods -A (-o wide) / the last events, from the jumpbox',
+    'machines/HOST/            services.txt (state), journal.txt (last lines of each service), files.txt',
+    '                          (every file hardway installs: SHA-256 here and the one hardway would install),',
+    '                          routes.txt, etc-hosts, and on workers cni/ and kubelet-config.yaml',
+    'project/                  machines.txt and cluster.yaml',
+    '',
+    'Left out: every file of pki/ (only checksums of the installed copies), kubeconfigs, keys, tokens and',
+    'the encryption key; every text was also searched for pki/\'s secrets and any found replaced by [REDACTED].',
+    `Machines: ${machines.map((m) => m.hostname).join(', ')} (of ${inv.machines.length}).`,
+    '',
+  ].join('\n');
+}
+
+/** Machines read at once for the bundle. */
+const MACHINES_AT_ONCE = 16;
+
+/** Gathers, redacts and writes the bundle (gzip'd tar, mode 0600); returns how many files it holds. */
+export async function writeBundle(req: BundleRequest): Promise<number> {
+  const gate = new Semaphore(MACHINES_AT_ONCE);
+  const [cluster, ...machines] = await Promise.all([
+    clusterBundle(req.inventory, req.env),
+    ...req.machines.map((m) => gate.run(() => machineBundle(req.inventory, m, req.connect))),
+  ]);
+  const texts: BundleText[] = [
+    { path: 'README.txt', text: readme(req.inventory, req.machines) },
+    { path: 'doctor.txt', text: req.doctorText },
+    { path: 'doctor.json', text: req.doctorJson },
+    ...cluster!, ...machines.flat(), ...projectFiles(req.inventory),
+  ];
+  const redactor = pkiRedactor(req.inventory.dir);
+  writeAtomic(req.file, gzipSync(writeTar(bundleEntries(texts, redactor))), 0o600);
+  return texts.length;
+}
+
+/** The tar entries of the texts under BUNDLE_ROOT, each redacted, with their directories first. */
+export function bundleEntries(texts: readonly BundleText[], redactor: Redactor): TarEntry[] {
+  const dirs = new Set<string>([BUNDLE_ROOT]);
+  for (const t of texts) {
+    const parts = `${BUNDLE_ROOT}/${t.path}`.split('/').slice(0, -1);
+    for (let i = 1; i <= parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+  }
+  return [
+    ...[...dirs].sort().map((path): TarEntry => ({ type: 'dir', path, mode: 0o755 })),
+    ...texts.map((t): TarEntry => ({ type: 'file', path: `${BUNDLE_ROOT}/${t.path}`, mode: 0o644, data: Buffer.from(redactor.redact(t.text)) })),
+  ];
+}
+
+/** The bundle's path as the user gave it, relative to where hardway runs when inside it. */
+export function shownPath(file: string, cwd: string): string {
+  const rel = relative(cwd, file);
+  return rel && !rel.startsWith('..') ? rel : file;
+}
