@@ -11,9 +11,9 @@
 // drift first (the pod in its evidence), and after the fix a new pod runs there. Then a fault made by
 // hand: the kubelet's kubeconfig edited on a worker, the node NotReady, distribute's drift first.
 // Last, doctor --bundle on the healthy cluster, and the sandbox image checks of up, verify and smoke.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { PAUSE_IMAGE, WEB_IMAGE } from '../../src/images/names.ts';
+import { unpackBundle } from '../helpers/unpack-bundle.ts';
 import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +64,18 @@ async function hardway(l: Lab, args: string[]): Promise<string> {
   const r = await l.hardway(args);
   if (r.code !== 0) throw new Error(`hardway ${args.join(' ')} failed (exit ${r.code}):\n${r.stderr}\n${r.stdout}`);
   return r.stdout;
+}
+
+/** Runs `fix` as doctor printed it; then the nodes are Ready again and doctor finds nothing (exit 0). */
+async function healsWith(l: Lab, fix: string): Promise<void> {
+  await hardway(l, fix.split(' ').slice(1));
+  await eventually(async () => expect(await nodes(l)).toEqual(READY), 180);
+  const healed = await eventually(async () => {
+    const d = await doctor(l);
+    expect(d.findings).toEqual([]);
+    return d;
+  }, 60);
+  expect(healed).toMatchObject({ code: 0, ok: true });
 }
 
 /** Seconds for a bare SSH round trip to every machine at once, over the transport doctor uses: connect, `true`, close. */
@@ -163,14 +175,7 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
         await jumpboxKubectl(l, ['delete', 'pod', 'doc-stuck', '--wait=false']);
       }
 
-      await hardway(l, fix.split(' ').slice(1));
-      await eventually(async () => expect(await nodes(l)).toEqual(READY), 180);
-      const healed = await eventually(async () => {
-        const d = await doctor(l);
-        expect(d.findings).toEqual([]);
-        return d;
-      }, 60);
-      expect(healed).toMatchObject({ code: 0, ok: true });
+      await healsWith(l, fix);
       if (s.name === 'mirror-missing' || STUCK.has(s.name)) await pullsAgain(l, node, `doc-after-${s.name}`);
     });
   }
@@ -193,14 +198,7 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
     const key = readFileSync(join(l.dir, 'pki/machines/node-1/kubelet.key'), 'utf8');
     expect(out).not.toContain('PRIVATE KEY');
     expect(out).not.toContain(Buffer.from(key).toString('base64').slice(0, 40));
-    await hardway(l, fix.split(' ').slice(1));
-    await eventually(async () => expect(await nodes(l)).toEqual(READY), 180);
-    const healed = await eventually(async () => {
-      const d = await doctor(l);
-      expect(d.findings).toEqual([]);
-      return d;
-    }, 60);
-    expect(healed).toMatchObject({ code: 0, ok: true });
+    await healsWith(l, fix);
     await pullsAgain(l, node, 'doc-after-kubeconfig');
   });
 
@@ -317,22 +315,6 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
   }
 });
 
-/** Every file of an unpacked bundle, by its path inside the archive. */
-function unpackBundle(file: string): Map<string, string> {
-  const out = mkdtempSync(join(tmpdir(), 'hardway-e2e-bundle-'));
-  execFileSync('tar', ['-xzf', file, '-C', out]);
-  const files = new Map<string, string>();
-  const walk = (d: string) => {
-    for (const n of readdirSync(d)) {
-      const p = join(d, n);
-      if (statSync(p).isDirectory()) walk(p);
-      else files.set(p.slice(out.length + 1), readFileSync(p, 'utf8'));
-    }
-  };
-  walk(out);
-  rmSync(out, { recursive: true, force: true });
-  return files;
-}
 
 /**
  * Every secret pki/ holds, found here without hardway's own code: each private key file whole and

@@ -1,9 +1,8 @@
 // doctor --bundle: the archive a person attaches to a bug report. From fake machines that even
 // print pki/'s secrets (a journal line with a private key, a config with the encryption key), the
 // bundle is unpacked with tar and searched for every secret of pki/: none may be in it.
-import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { InputError } from '../../src/errors.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { WORKER } from '../../src/layout.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
+import { unpackBundle } from '../helpers/unpack-bundle.ts';
 import { capture, MACHINES } from './engine.helpers.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -40,20 +40,6 @@ function project() {
   return { dir, caKey, kubeletKey, token, encryption, kubeconfig, secrets };
 }
 
-function unpack(file: string): Map<string, string> {
-  const out = mkdtempSync(join(tmpdir(), 'hw-unpacked-'));
-  execFileSync('tar', ['-xzf', file, '-C', out]);
-  const files = new Map<string, string>();
-  const walk = (d: string) => {
-    for (const n of readdirSync(d)) {
-      const p = join(d, n);
-      if (statSync(p).isDirectory()) walk(p);
-      else files.set(p.slice(out.length + 1), readFileSync(p, 'utf8'));
-    }
-  };
-  walk(out);
-  return files;
-}
 
 describe('doctor --bundle', () => {
   it('holds the report, each machine\'s services, journal, checksums, routes and configs, and no secret of pki/', async () => {
@@ -87,7 +73,7 @@ describe('doctor --bundle', () => {
       env: { PATH: '' },
     });
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    const files = unpack(file);
+    const files = unpackBundle(file);
     const at = (rel: string) => files.get(`${BUNDLE_ROOT}/${rel}`);
     expect(n).toBe(files.size);
     expect(at('doctor.txt')).toBe('doctor: 1 problem\n');

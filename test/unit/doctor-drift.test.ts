@@ -163,6 +163,17 @@ describe('drift and pods as findings', () => {
     expect(findings[3]!.cause).toBe('no CNI config on node-1: no new pod there gets a network (pod default/c stays ContainerCreating)');
   });
 
+  it('an image that does not pull where cluster.yaml has a _default mirror is not called unmirrored: the event is shown as it is', () => {
+    const { ctx, evidence, api } = withDrift('node-0', [], {
+      podProblems: [stuck('d', 'node-0', 'image-pull', 'ImagePullBackOff: Back-off pulling image "nginx:stable"')],
+    });
+    const inventory = { ...ctx.inventory, settings: { ...ctx.inventory.settings, registries: { _default: {} } as never } };
+    const findings = diagnose({ ...ctx, inventory, now: NOW, archived: [] }, evidence, api);
+    expect(findings.map((f) => [f.machine, f.check, f.fix])).toEqual([['node-0', 'pods', null]]);
+    expect(findings[0]!.cause).not.toContain('no mirror');
+    expect(findings[0]!.cause).toContain('pod default/d on node-0 cannot pull its image');
+  });
+
   it('an unknown reason is shown in the event\'s words; a pod on a NotReady node goes into that node\'s finding; a young pod with no warning yet is no finding', () => {
     const r = recorded('healthy');
     const nodes = r.api.nodes.map((n) => (n.name === 'node-1' ? { ...n, ready: 'False', reason: 'KubeletNotReady' } : n));

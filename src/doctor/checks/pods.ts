@@ -4,9 +4,9 @@
 // not Ready) becomes a cause with its fix; another is shown in the event's own words. A pod whose
 // cause another finding of its machine already names (the same fix, or the node's state) is told in
 // that finding's evidence: the cause is listed once, before the symptom. Pure.
-import type { Inventory } from '../../inventory.ts';
 import { DNS_NAMESPACE } from '../../dns/manifest.ts';
 import type { PodProblem } from '../../steps/support/pods.ts';
+import { hasMirror } from '../../steps/support/sandbox-image.ts';
 import { registryOf } from '../context.ts';
 import { stepsFix } from '../fixes.ts';
 import type { ApiEvidence, Check, DoctorContext, Finding, PodEvent } from '../types.ts';
@@ -78,7 +78,7 @@ function readPod(ctx: DoctorContext, api: ApiEvidence, p: PodProblem, event: Pod
     return { cause: `the sandbox (pause) image ${sandbox} is not in ${p.node}'s containerd and cannot be pulled: no new pod there starts (${pod})`, fix: imageFix(ctx, sandbox, p.node) };
   }
   const image = p.trouble === 'image-pull' ? /image "([^"]+)"/.exec(text)?.[1] : undefined;
-  if (image && !mirrored(ctx.inventory, image)) {
+  if (image && !hasMirror(ctx.inventory, registryOf(image))) {
     const fix = imageFix(ctx, image, p.node);
     return { cause: `${image} is not in ${p.node}'s image cache and cluster.yaml has no mirror for ${registryOf(image)}: ${pod} cannot pull it`, fix: fix.includes('build-images') ? null : fix };
   }
@@ -90,11 +90,6 @@ function readPod(ctx: DoctorContext, api: ApiEvidence, p: PodProblem, event: Pod
 function imageFix(ctx: DoctorContext, image: string, node: string): string {
   const load = stepsFix(ctx, ['images'], node);
   return ctx.archived?.includes(image) ? load : `hardway build-images${ctx.projectArgs} && ${load}`;
-}
-
-/** Whether cluster.yaml names mirrors for the registry `image` comes from. */
-function mirrored(inv: Inventory, image: string): boolean {
-  return registryOf(image) in (inv.settings.registries ?? {});
 }
 
 function cut(text: string): string {

@@ -8,6 +8,7 @@ import type { Facts } from '../../engine/facts.ts';
 import type { Inventory } from '../../inventory.ts';
 import { PAUSE_IMAGE, registryOf } from '../../images/names.ts';
 import { testPull } from '../../probes/containerd.ts';
+import { DEFAULT_REGISTRY } from '../../registry-settings.ts';
 
 /** Where the configured sandbox image comes from, as the jumpbox can tell without asking a worker. */
 export type SandboxSource =
@@ -34,10 +35,15 @@ export function sandboxSource(inv: Inventory, image: string, archives: readonly 
   const archive = archives.find((a) => a.images.some((i) => i.name === image));
   if (archive) return { kind: 'archive', archive: archive.name };
   const registry = registryOf(image);
-  const mirrors = inv.settings.registries ?? {};
-  if (Object.hasOwn(mirrors, registry) || Object.hasOwn(mirrors, '_default')) return { kind: 'mirror', registry };
+  if (hasMirror(inv, registry)) return { kind: 'mirror', registry };
   // `localhost/NAME` names no host:port: containerd would ask https://localhost/, where no registry answers.
   return registry === 'localhost' ? { kind: 'nowhere', registry } : { kind: 'upstream', registry };
+}
+
+/** Whether cluster.yaml's registries: give containerd a mirror for `registry` (its own entry, or _default). */
+export function hasMirror(inv: Inventory, registry: string): boolean {
+  const mirrors = inv.settings.registries ?? {};
+  return Object.hasOwn(mirrors, registry) || Object.hasOwn(mirrors, DEFAULT_REGISTRY);
 }
 
 /** What gets the image onto the workers, for the messages below. */
