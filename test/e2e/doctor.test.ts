@@ -78,6 +78,40 @@ async function healsWith(l: Lab, fix: string): Promise<void> {
   expect(healed).toMatchObject({ code: 0, ok: true });
 }
 
+/**
+ * Waits until the cluster is at rest: every node Ready and doctor finding nothing. A scenario's fix
+ * can leave work for the cluster (a CoreDNS pod replaced after hosts-drift or a containerd restart
+ * becomes ready tens of seconds later on a loaded host); the next scenario must start from rest, or
+ * doctor rightly names that first.
+ */
+async function settled(l: Lab): Promise<void> {
+  await eventually(async () => {
+    expect(await nodes(l)).toEqual(READY);
+    const d = await doctor(l);
+    expect(d.findings, JSON.stringify(d.findings, null, 1)).toEqual([]);
+  }, 330);
+}
+
+/**
+ * After a scenario failed: every machine started, the cluster put back with `up --keep-going`, the
+ * test's pods deleted, so one failure is reported once and not again by every scenario after it.
+ */
+async function putBack(l: Lab): Promise<void> {
+  for (const m of l.machines) await l.hardway(['lab', 'start', m.hostname, '--name', 'e2e-doc']);
+  await l.hardway(['up', '--keep-going', '--ready-timeout', '180']);
+  await jumpboxKubectl(l, ['delete', 'pods', '--all', '-n', 'default', '--wait=false']).catch(() => undefined);
+}
+
+/** Runs a scenario; when it fails, puts the cluster back before the failure is reported. */
+async function putBackOnFailure(l: Lab, scenario: () => Promise<void>): Promise<void> {
+  try {
+    await scenario();
+  } catch (e) {
+    await putBack(l).catch(() => undefined);
+    throw e;
+  }
+}
+
 /** Seconds for a bare SSH round trip to every machine at once, over the transport doctor uses: connect, `true`, close. */
 async function bareRoundTrip(l: Lab): Promise<number> {
   const inv = loadInventory(join(l.dir, 'machines.txt'));
@@ -149,34 +183,37 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
       const l = lab();
       const node = NODE[s.name]!;
       // The scenario before may have ended on a node the kubelet is about to report NotReady again
-      // (a containerd restart reaches its runtime check seconds later): start from a Ready cluster.
-      await eventually(async () => expect(await nodes(l)).toEqual(READY), 120);
-      let trap: (() => Promise<void>) | undefined;
-      if (s.name === 'mirror-missing') trap = await mirrorTrap(l, node);
-      const broke = Date.now();
-      const out = await hardway(l, ['lab', 'break', s.name, '--node', node]);
-      expect(out).toContain(`${s.name} on ${node} (lab "e2e-doc"):`);
-      if (s.name === 'worker-down') {
-        await eventually(async () => expect(await nodes(l)).toContain('node-1 Unknown'), 150);
-        console.log(`worker-down: node-1 NotReady (Ready=Unknown) ${((Date.now() - broke) / 1000).toFixed(1)} s after its machine stopped (the controller manager's grace period)`);
-      }
-      await trap?.();
-      if (STUCK.has(s.name)) await stuckPod(l, 'doc-stuck', node);
+      // (a containerd restart reaches its runtime check seconds later), or with a CoreDNS pod still
+      // starting: start from a cluster at rest.
+      await settled(l);
+      await putBackOnFailure(l, async () => {
+        let trap: (() => Promise<void>) | undefined;
+        if (s.name === 'mirror-missing') trap = await mirrorTrap(l, node);
+        const broke = Date.now();
+        const out = await hardway(l, ['lab', 'break', s.name, '--node', node]);
+        expect(out).toContain(`${s.name} on ${node} (lab "e2e-doc"):`);
+        if (s.name === 'worker-down') {
+          await eventually(async () => expect(await nodes(l)).toContain('node-1 Unknown'), 150);
+          console.log(`worker-down: node-1 NotReady (Ready=Unknown) ${((Date.now() - broke) / 1000).toFixed(1)} s after its machine stopped (the controller manager's grace period)`);
+        }
+        await trap?.();
+        if (STUCK.has(s.name)) await stuckPod(l, 'doc-stuck', node);
 
-      const sick = await doctor(l);
-      expect(sick.code).toBe(1);
-      expect(sick.ok).toBe(false);
-      const fix = scenarioFix(s, node, 'e2e-doc');
-      expect(sick.findings[0], JSON.stringify(sick.findings, null, 1)).toMatchObject({ machine: node, check: s.doctor.check, fix });
-      console.log(`${s.name}: ${sick.findings[0]!.cause}\n  evidence: ${sick.findings[0]!.evidence}\n  fix: ${fix}`);
-      if (STUCK.has(s.name)) {
-        // The stuck pod is told after the drift that explains it (in its evidence, or a finding after it).
-        expect(sick.findings[0]!.evidence + sick.findings.slice(1).map((f) => f.cause).join('')).toContain('doc-stuck');
-        await jumpboxKubectl(l, ['delete', 'pod', 'doc-stuck', '--wait=false']);
-      }
+        const sick = await doctor(l);
+        expect(sick.code).toBe(1);
+        expect(sick.ok).toBe(false);
+        const fix = scenarioFix(s, node, 'e2e-doc');
+        expect(sick.findings[0], JSON.stringify(sick.findings, null, 1)).toMatchObject({ machine: node, check: s.doctor.check, fix });
+        console.log(`${s.name}: ${sick.findings[0]!.cause}\n  evidence: ${sick.findings[0]!.evidence}\n  fix: ${fix}`);
+        if (STUCK.has(s.name)) {
+          // The stuck pod is told after the drift that explains it (in its evidence, or a finding after it).
+          expect(sick.findings[0]!.evidence + sick.findings.slice(1).map((f) => f.cause).join('')).toContain('doc-stuck');
+          await jumpboxKubectl(l, ['delete', 'pod', 'doc-stuck', '--wait=false']);
+        }
 
-      await healsWith(l, fix);
-      if (s.name === 'mirror-missing' || STUCK.has(s.name)) await pullsAgain(l, node, `doc-after-${s.name}`);
+        await healsWith(l, fix);
+        if (s.name === 'mirror-missing' || STUCK.has(s.name)) await pullsAgain(l, node, `doc-after-${s.name}`);
+      });
     });
   }
 

@@ -3,7 +3,7 @@
 // variants of them made by editing one fact: a kubelet's clusterDNS, a stub resolver that is
 // hardway's own choice, the offline image missing on a node, the add-on turned off.
 import { describe, expect, it } from 'vitest';
-import { kubeletResolverFile, parseKubeletDns } from '../../src/doctor/checks/dns.ts';
+import { kubeletResolverFile, NOT_READY_GRACE_S, parseKubeletDns } from '../../src/doctor/checks/dns.ts';
 import { diagnose } from '../../src/doctor/diagnose.ts';
 import { KUBELET_DNS_PROBE } from '../../src/doctor/probes.ts';
 import { WORKER } from '../../src/layout.ts';
@@ -64,6 +64,16 @@ describe('doctor: cluster DNS', () => {
     })]);
   });
 
+  it('a CoreDNS pod running but not ready: still starting within NOT_READY_GRACE_S (no finding), a fault after it', () => {
+    const { ctx, evidence, api } = dnsLab('healthy');
+    const since = (secondsAgo: number) => new Date(ctx.now - secondsAgo * 1000).toISOString();
+    const unready = (secondsAgo: number) => ({ ...api, podProblems: [{ name: 'coredns-x', namespace: 'kube-system', node: 'node-1', labels: { 'k8s-app': 'kube-dns' },
+      trouble: 'not-ready' as const, why: 'container coredns is not ready', notReadySince: since(secondsAgo) }] });
+    expect(diagnose(ctx, evidence, unready(NOT_READY_GRACE_S - 20))).toEqual([]);
+    expect(diagnose(ctx, evidence, unready(NOT_READY_GRACE_S + 20))).toEqual([expect.objectContaining({
+      machine: 'node-1', check: 'dns', cause: expect.stringContaining('CoreDNS pod coredns-x on node-1 does not run (not-ready)') })]);
+  });
+
   it('the add-on turned off (dns.enabled: false): no DNS finding at all', () => {
     const { ctx, evidence, api } = dnsLab('dns-down');
     ctx.inventory.settings.dns.enabled = false;
@@ -88,8 +98,9 @@ describe('pods that do not run, as the API says', () => {
       pod('pull', { phase: 'Pending', containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "x"' } } }] }),
       pod('creating', { phase: 'Pending', containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] }),
       pod('unscheduled', { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' }] }, {}),
-      pod('unready', { phase: 'Running', containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { running: {} } }] }),
+      pod('unready', { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-12-04T10:00:00Z' }], containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { running: {} } }] }),
     ]);
+    expect(problems.find((p) => p.name === 'unready')!.notReadySince).toBe('2026-12-04T10:00:00Z');
     expect(problems.map((p) => [p.name, p.trouble, p.why])).toEqual([
       ['crash', 'crash-loop', 'CrashLoopBackOff after 3 restart(s); last exit: Error, exit 1, a / plugin/forward: no nameservers found'],
       ['pull', 'image-pull', 'ImagePullBackOff: Back-off pulling image "x"'],

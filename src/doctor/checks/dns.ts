@@ -73,8 +73,23 @@ export function kubeletDnsFindings(ctx: DoctorContext, m: Machine, ev: MachineEv
 }
 
 /**
+ * Seconds a CoreDNS pod may run without being ready before doctor calls it a fault: a pod that has
+ * just started (or whose node came back) answers /ready only once it has read the API, which on a
+ * loaded host takes tens of seconds.
+ */
+export const NOT_READY_GRACE_S = 60;
+
+/** A pod running but not ready for less than the grace: still starting, not a fault. */
+function stillStarting(p: { trouble: string; notReadySince?: string }, now: number): boolean {
+  if (p.trouble !== 'not-ready' || !p.notReadySince) return false;
+  const since = Date.parse(p.notReadySince);
+  return Number.isFinite(since) && now - since < NOT_READY_GRACE_S * 1000;
+}
+
+/**
  * CoreDNS as the API sees it: the Deployment missing or scaled to zero, and each CoreDNS pod that
- * does not run, with the API's reason. A pod on a node whose kubelet settings explain it adds its
+ * does not run, with the API's reason (one running but not ready for less than NOT_READY_GRACE_S
+ * is still starting, and left out). A pod on a node whose kubelet settings explain it adds its
  * state to that finding instead.
  */
 export function corednsFindings(ctx: DoctorContext, api: ApiEvidence, found: Finding[]): Finding[] {
@@ -91,7 +106,8 @@ export function corednsFindings(ctx: DoctorContext, api: ApiEvidence, found: Fin
     return [{ machine: cp, check: 'dns', cause: `CoreDNS is scaled to 0 replicas: ${down}`,
       evidence: `${api.command}: deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} replicas 0`, fix: stepsFix(ctx, ['dns'], cp) }];
   }
-  return api.podProblems.filter((p) => p.namespace === DNS_NAMESPACE && p.labels['k8s-app'] === 'kube-dns').flatMap((p): Finding[] => {
+  const dnsPods = api.podProblems.filter((p) => p.namespace === DNS_NAMESPACE && p.labels['k8s-app'] === 'kube-dns' && !stillStarting(p, ctx.now));
+  return dnsPods.flatMap((p): Finding[] => {
     const machine = p.node || cp;
     const evidence = `kubectl get pods -n ${DNS_NAMESPACE}: ${p.name}${p.node ? ` on ${p.node}` : ''}: ${p.why}`;
     const explained = found.find((f) => f.machine === machine && f.check === 'kubelet-dns');

@@ -8,7 +8,7 @@ export interface PodObject {
   spec?: { nodeName?: string };
   status?: {
     phase?: string;
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
     containerStatuses?: ContainerStatus[];
   };
   items?: PodObject[];
@@ -42,6 +42,8 @@ export interface PodProblem {
   why: string;
   /** When the pod was made (RFC 3339), when the API said. */
   created?: string;
+  /** For a pod running but not ready: since when (RFC 3339: its Ready condition's last change, else its container's start). */
+  notReadySince?: string;
 }
 
 /** The last lines of what a crashed container said (kubernetes keeps them in lastState.terminated.message). */
@@ -73,7 +75,10 @@ export function podProblems(pods: readonly PodObject[]): PodProblem[] {
       return [{ ...base, trouble: 'creating', why: waiting ? [waiting.reason, waiting.message].filter(Boolean).join(': ') : 'ContainerCreating' }];
     }
     const notReady = statuses.find((c) => !c.ready);
-    if (p.status?.phase === 'Running' && notReady) return [{ ...base, trouble: 'not-ready', why: `container ${notReady.name} is not ready` }];
+    if (p.status?.phase === 'Running' && notReady) {
+      const since = p.status.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime ?? notReady.state?.running?.startedAt;
+      return [{ ...base, trouble: 'not-ready', why: `container ${notReady.name} is not ready`, ...(since ? { notReadySince: since } : {}) }];
+    }
     return [];
   });
 }
