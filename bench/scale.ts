@@ -8,6 +8,9 @@
 //   npm run bench:scale                      every size (1+100 loads the host for a while)
 //   npm run bench:scale -- --size 3 --size 33 --full-runs 1
 //   npm run bench:scale -- --size 101 --real-kubelets   (100 real kubelets: see below)
+//   npm run bench:scale -- --size 33 --noop-only --baseline ../base   (only the no-op's cost: 5 runs
+//        each of this checkout and of the checkout at ../base taking turns on one lab, printed
+//        beside the speed issue's figures and targets; bench/support/noop-cost.ts)
 //
 // Needs root. Labs bench-s3 (10.240.120.0/24), bench-s33 (10.240.121.0/24), bench-s101
 // (10.240.122.0/24), taken down at the end, on failure and on Ctrl-C. The binaries are the real
@@ -34,6 +37,8 @@ import { bundleIsCurrent } from '../bin/source-stamp.mjs';
 import { cliLoader, runTimed, secs, stopBench } from './support/run.ts';
 import { printReport, type Measured, type StepAlone } from './support/scale-report.ts';
 import { median, timedRun, type TimedUp } from './support/timed-up.ts';
+import { THIS_CLI, type Cli } from './support/noop-cost.ts';
+import { measureNoopOnly } from './support/noop-only.ts';
 
 const SCENARIOS = [
   { size: 3, name: 'bench-s3', subnet: '10.240.120.0/24', workers: 2, manual: false, alone: true },
@@ -141,12 +146,15 @@ async function measure(s: Scenario, fullRuns: number, reruns: number, standIns: 
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: {
-    size: { type: 'string', multiple: true }, 'full-runs': { type: 'string', default: '3' }, reruns: { type: 'string', default: '3' },
-    'real-kubelets': { type: 'boolean' },
+    size: { type: 'string', multiple: true }, 'full-runs': { type: 'string', default: '3' }, reruns: { type: 'string' },
+    'real-kubelets': { type: 'boolean' }, 'noop-only': { type: 'boolean' }, baseline: { type: 'string' },
   } });
+  const noopOnly = values['noop-only'] === true;
+  const clis: Cli[] = [THIS_CLI, ...(values.baseline ? [{ name: `baseline ${values.baseline}`, entry: join(values.baseline, 'bin/hardway.mjs') }] : [])];
   const chosen = SCENARIOS.filter((s) => !values.size || values.size.includes(String(s.size)));
   const fullRuns = Number(values['full-runs']);
-  const reruns = Number(values.reruns);
+  // The speed targets are medians of 5; the full bench keeps its 3.
+  const reruns = Number(values.reruns ?? (noopOnly ? 5 : 3));
   if (chosen.length === 0 || !(fullRuns >= 1) || !(reruns >= 1)) throw new Error('--size takes 3, 33 or 101; --full-runs and --reruns a whole number from 1');
   if (process.getuid?.() !== 0) throw new Error('bench:scale needs root (lab machines: systemd-nspawn, mounts, a bridge)');
   await ensureRootfs(defaultLabPaths(process.env).cacheRoot, (l) => console.log(`  ${l}`));
@@ -161,8 +169,13 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   const done: Measured[] = [];
+  let noopsMet = true;
   try {
-    for (const s of chosen) {
+    for (const s of noopOnly ? chosen : []) {
+      console.log(`lab ${s.name} (1 server + ${s.workers} workers): no-op cost only ...`);
+      noopsMet = (await measureNoopOnly({ ...s, standIns: s.size === 101 && !values['real-kubelets'] }, reruns, clis, started)) && noopsMet;
+    }
+    for (const s of noopOnly ? [] : chosen) {
       console.log(`lab ${s.name} (1 server + ${s.workers} workers) ...`);
       done.push(await measure(s, fullRuns, reruns, s.size === 101 && !values['real-kubelets']));
       // Said as soon as a size is done: a later size can take long, or be stopped.
@@ -178,6 +191,10 @@ async function main(): Promise<void> {
   }
   if (stopBench.signal.aborted) {
     process.exitCode = 130;
+    return;
+  }
+  if (noopOnly) {
+    process.exitCode = noopsMet ? 0 : 1;
     return;
   }
   console.log('\nAll sizes:');

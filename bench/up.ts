@@ -14,6 +14,9 @@
 //
 //   npm run bench:up                 both lab sizes
 //   npm run bench:up -- --size 3     only the 3-machine lab (--size 9: only the 9-machine lab)
+//   npm run bench:up -- --size 3 --noop-only --baseline ../base
+//                                    only the no-op's cost (wall, hardway's CPU, each machine's CPU), 5 runs of
+//                                    this checkout and of ../base taking turns (bench/support/noop-only.ts)
 //
 // Needs root. Labs bench-up3 (10.240.80.0/24) and bench-up9 (10.240.81.0/24), taken down at the end,
 // on failure and on Ctrl-C. The Kubernetes server binaries are the real v1.20.2 ones that
@@ -30,6 +33,8 @@ import { freshLab, labDir, labDown, newLog, prepareProject, runLogs } from './su
 import { loggedSeconds, pushedFiles, serviceWaitSeconds, stepSeconds } from './support/push-log.ts';
 import { cliLoader, hardway, secs, stopBench, type Ran } from './support/run.ts';
 import { describeResults, incomplete, parseSummary } from './support/up-result.ts';
+import { THIS_CLI, type Cli } from './support/noop-cost.ts';
+import { measureNoopOnly } from './support/noop-only.ts';
 
 const SCENARIOS = [
   { size: '3', name: 'bench-up3', subnet: '10.240.80.0/24', workers: 2, noopTargetS: 2 },
@@ -236,7 +241,8 @@ function table(rows: string[][]): string[] {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { size: { type: 'string', multiple: true } } });
+  const { values } = parseArgs({ options: { size: { type: 'string', multiple: true }, 'noop-only': { type: 'boolean' }, baseline: { type: 'string' } } });
+  const clis: Cli[] = [THIS_CLI, ...(values.baseline ? [{ name: `baseline ${values.baseline}`, entry: join(values.baseline, 'bin/hardway.mjs') }] : [])];
   const chosen = SCENARIOS.filter((s) => !values.size || values.size.includes(s.size));
   if (chosen.length === 0) throw new Error('--size takes 3 or 9');
   if (process.getuid?.() !== 0) throw new Error('bench:up needs root (lab machines: systemd-nspawn, mounts, a bridge)');
@@ -258,8 +264,14 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
 
   const done: Measured[] = [];
+  let noopsMet = true;
   try {
-    for (const s of chosen) {
+    // --noop-only: the no-op's cost, medians of 5, each CLI in turn (the speed issue's measure).
+    for (const s of values['noop-only'] ? chosen : []) {
+      console.log(`lab ${s.name} (1 server + ${s.workers} workers): no-op cost only ...`);
+      noopsMet = (await measureNoopOnly({ size: Number(s.size), name: s.name, subnet: s.subnet, workers: s.workers, standIns: false }, 5, clis, started)) && noopsMet;
+    }
+    for (const s of values['noop-only'] ? [] : chosen) {
       console.log(`lab ${s.name} (1 server + ${s.workers} workers) ...`);
       done.push(await measure(s));
     }
@@ -271,6 +283,10 @@ async function main(): Promise<void> {
   if (stopBench.signal.aborted) {
     console.error('interrupted: bench labs are down, no figures');
     process.exitCode = 130;
+    return;
+  }
+  if (values['noop-only']) {
+    process.exitCode = noopsMet ? 0 : 1;
     return;
   }
 

@@ -23,14 +23,14 @@ export interface TimedUp {
   tasks: Map<string, number>;
 }
 
-/** Runs `hardway ARGS` in DIR under GNU time; machine figures only when `lab` is given (the nsenter probes cost a little). */
-export async function timedRun(dir: string, args: string[], lab?: string): Promise<TimedUp> {
+/** Runs `hardway ARGS` in DIR under GNU time (the CLI at `cli`, this checkout's by default); machine figures only when `lab` is given (the nsenter probes cost a little). */
+export async function timedRun(dir: string, args: string[], lab?: string, cli = HARDWAY): Promise<TimedUp> {
   const before = runLogs(dir);
   const tmp = mkdtempSync(join(tmpdir(), 'hardway-time-'));
   const cpu0 = lab ? labCpuSeconds(lab) : new Map<string, number>();
   const pids0 = lab ? labLastPids(lab) : new Map<string, number>();
   try {
-    const run = await runTimed('/usr/bin/time', ['-f', '%U %S %M', '-o', join(tmp, 'time'), process.execPath, HARDWAY, ...args], { cwd: dir });
+    const run = await runTimed('/usr/bin/time', ['-f', '%U %S %M', '-o', join(tmp, 'time'), process.execPath, cli, ...args], { cwd: dir });
     const [user, sys, maxKb] = readFileSync(join(tmp, 'time'), 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
     const machineCpu = lab ? [...delta(cpu0, labCpuSeconds(lab)).values()].reduce((a, b) => a + b, 0) : 0;
     // The second probe's own `cat` is one task: not the run's.
