@@ -95,6 +95,9 @@ describe('certs check with the CA key kept offline (item 15)', () => {
     expect(text.code, text.stdout).toBe(0);
     expect(text.stdout).toMatch(/^ca\s+warn /m);
     expect(text.stdout).toMatch(/^\s+! the CA key is offline \(pki\/ca\.key is not in pki\/\)/m);
+    const certs = await hardway(p, 'certs');
+    failedCleanly(certs, 1, 'pki/ca.crt exists but pki/ca.key is missing');
+    expect(certs.stderr).toContain('if you keep it offline, put it back in pki/ for this run');
     const json = JSON.parse((await hardway(p, 'certs', 'check', '--json')).stdout);
     expect(json.ok).toBe(true);
     expect(json.certificates[0]).toMatchObject({ name: 'ca', ok: true, problems: [], warnings: [expect.stringMatching(/^the CA key is offline/)] });
