@@ -2,14 +2,17 @@
 // writes anything (item 6 for the rotation), kubeconfigs' advice never leads to a new CA (items 6
 // and 15), a CA key kept offline is a warning of certs check (item 15), and every message tells one
 // CA rotation that works as typed (item 9).
+import { X509Certificate } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rotateCa, rotationStage } from '../../src/certs/ca-rotation.ts';
 import { caRotationCommand } from '../../src/certs/check.ts';
+import { diagnose } from '../../src/doctor/diagnose.ts';
 import { FailureError } from '../../src/errors.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { certifiedProject, hardway, issuedAt, snapshot } from './certs.helpers.ts';
+import { recorded } from './doctor.helpers.ts';
 import { breakKeyAlgorithm, failedCleanly } from './safety.helpers.ts';
 
 const DAY = 86_400_000;
@@ -120,6 +123,15 @@ describe('one CA-rotation text, and it works as typed (item 9)', () => {
       expect(readFileSync(join(ROOT, doc), 'utf8').replace(/\s*\n\s*/g, ' '), doc).toContain(text);
     }
     expect(caRotationCommand(' --dir /x')).toContain('hardway certs --renew-ca --dir /x, 3 times');
+  });
+
+  it('doctor gives the same text (with the project\'s arguments) for a CA near its end on a machine', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    const notAfter = Date.parse(new X509Certificate(ctx.pki['pki/ca.crt']!).validTo);
+    evidence[1]!.probes.clock = { code: 0, stdout: `${Math.floor((notAfter - 5 * DAY) / 1000)}\n` };
+    const fixes = diagnose(ctx, evidence, api).map((f) => f.fix).filter((f): f is string => typeof f === 'string' && f.includes('--renew-ca'));
+    expect(fixes.length).toBeGreaterThan(0);
+    for (const fix of fixes) expect(fix).toBe(caRotationCommand(ctx.projectArgs));
   });
 
   it('the command it gives runs as typed (no --yes needed): the first stage starts', async () => {
