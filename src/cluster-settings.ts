@@ -4,6 +4,7 @@ import { LineCounter, parseDocument, isMap, isScalar, visit, type Node, type Pai
 import { InputError, quote } from './errors.ts';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { checkIdentityFile } from './identity-file.ts';
 import { kindOf, readInputFile, statPath } from './input-file.ts';
 import { contains, nthAddress, parseCidr, parseIPv4, size, type Network } from './net/ipv4.ts';
 import { MIRROR_KEYS, parseRegistries, type Registries } from './registry-settings.ts';
@@ -336,7 +337,11 @@ function checkSshFiles(ssh: SshSettings, dir: string, lineOf: (key: string) => n
     return isAbsolute(expanded) ? expanded : resolve(dir, expanded);
   };
   const where = (key: string) => ({ file, ...(lineOf(key) !== undefined ? { line: lineOf(key)! } : {}) });
-  const mustBeFile = (key: 'identityFile' | 'configFile', what: string) => {
+  // The same check as -i's: missing, a directory, or a public key given as the private one.
+  if (ssh.identityFile !== undefined) {
+    checkIdentityFile(at(ssh.identityFile), 'ssh.identityFile', where('ssh.identityFile'), `; a relative path is taken from the project directory (${dir})`);
+  }
+  const mustBeFile = (key: 'configFile', what: string) => {
     const value = ssh[key];
     if (value === undefined) return;
     const path = at(value);
@@ -345,7 +350,6 @@ function checkSshFiles(ssh: SshSettings, dir: string, lineOf: (key: string) => n
     if (found === undefined) throw new InputError(`ssh.${key}: ${path} does not exist`, hint, where(`ssh.${key}`));
     if (!found.isFile()) throw new InputError(`ssh.${key}: ${path} is ${kindOf(found)}, not a file`, hint, where(`ssh.${key}`));
   };
-  mustBeFile('identityFile', 'the private key to log in with');
   mustBeFile('configFile', 'an ssh config file to read hosts from');
   const knownHosts = at(ssh.knownHosts);
   const hint = 'ssh.knownHosts is where the machines\' host keys are pinned; hardway creates the file, not its directory';

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
 import { FailureError } from '../errors.ts';
 import { PKI } from '../layout.ts';
+import { CA_ROTATION_STAGES } from './check.ts';
 import { caIdentities, profileOf } from './identities.ts';
 import { issueCertificate, pemBlocks } from './issue.ts';
 import { generateKey, keyFromPem } from './keys.ts';
@@ -22,7 +23,12 @@ import { doneLine, type PkiReport } from './pki-report.ts';
 import { readOptional, writePkiFiles, PUBLIC_MODE, SECRET_MODE, type PkiWrite } from './pki-files.ts';
 
 /** The stage a `--renew-ca` run does next. */
-export type RotationStage = 'start' | 'switch' | 'finish';
+export type RotationStage = (typeof CA_ROTATION_STAGES)[number];
+
+/** "2/3": where a stage is in the rotation. */
+function stageNumber(stage: RotationStage): string {
+  return `${CA_ROTATION_STAGES.indexOf(stage) + 1}/${CA_ROTATION_STAGES.length}`;
+}
 
 /** What the CA files of pki/ hold, read once. */
 interface CaFiles {
@@ -46,7 +52,42 @@ function readCaFiles(dir: string): CaFiles {
   const key = at(PKI.ca.key);
   const next = pair(PKI.caNext);
   const previous = pair(PKI.caPrevious);
-  return { bundle: pemBlocks(crt), ...(key !== undefined ? { key } : {}), ...(next ? { next } : {}), ...(previous ? { previous } : {}) };
+  const files: CaFiles = { bundle: pemBlocks(crt), ...(key !== undefined ? { key } : {}), ...(next ? { next } : {}), ...(previous ? { previous } : {}) };
+  assertReadable(files);
+  return files;
+}
+
+/** What to do about a CA file of pki/ that cannot be read: hardway never makes a CA in its place. */
+const UNREADABLE_HINT = 'restore it from your backup of pki/ (hardway never replaces a CA: every certificate, kubeconfig and running component trusts it); then run hardway certs --renew-ca again';
+
+/**
+ * Every CA file of pki/ must parse before a stage decides anything or writes a file: a bundle with
+ * a certificate node cannot read would otherwise be copied into the new bundle, and an unreadable
+ * key would become pki/ca-previous.key. Refuses (exit 1) naming the file; nothing is written.
+ */
+function assertReadable(f: CaFiles): void {
+  const badCrt = (file: string, pem: string | undefined) => {
+    if (pem === undefined) return;
+    const blocks = pemBlocks(pem);
+    const bad = blocks.findIndex((b) => readableCertificate(b) === undefined);
+    if (bad < 0) return;
+    const which = blocks.length > 1 ? `certificate ${bad + 1} of ${blocks.length} in ${file}` : file;
+    throw new FailureError(`${which} is unreadable: it does not parse as an X.509 certificate with a public key hardway can read; nothing was changed`, UNREADABLE_HINT);
+  };
+  const badKey = (file: string, pem: string | undefined) => {
+    if (pem === undefined) return;
+    try {
+      keyFromPem(pem);
+    } catch {
+      throw new FailureError(`${file} is unreadable: it does not parse as a private key; nothing was changed`, UNREADABLE_HINT);
+    }
+  };
+  badCrt(PKI.ca.crt, f.bundle.join(''));
+  badKey(PKI.ca.key, f.key);
+  badCrt(PKI.caNext.crt, f.next?.crt);
+  badKey(PKI.caNext.key, f.next?.key);
+  badCrt(PKI.caPrevious.crt, f.previous?.crt);
+  badKey(PKI.caPrevious.key, f.previous?.key);
 }
 
 /** Which stage the CA files of pki/ call for; anything else is a failure that names what it found. */
@@ -64,9 +105,9 @@ export function rotationStage(dir: string): RotationStage {
 
 /** The lines a stage adds for the user: what to run next. */
 export const NEXT_STEP: Record<RotationStage, string> = {
-  start: 'CA rotation 1/3 (start): pki/ca.crt trusts the old and the new CA, the old one still signs. Next: hardway distribute (every component restarts trusting both), then hardway certs --renew-ca again',
-  switch: 'CA rotation 2/3 (switch): the new CA signs, every certificate of the cluster CA was reissued, the old CA is still trusted. Next: hardway distribute, then hardway certs --renew-ca again',
-  finish: `CA rotation 3/3 (finish): pki/ca.crt holds the new CA only; the old one is kept in ${PKI.caPrevious.crt} and ${PKI.caPrevious.key} (move them away before another rotation). Next: hardway distribute`,
+  start: `CA rotation ${stageNumber('start')} (start): pki/ca.crt trusts the old and the new CA, the old one still signs. Next: hardway distribute (every component restarts trusting both), then hardway certs --renew-ca again`,
+  switch: `CA rotation ${stageNumber('switch')} (switch): the new CA signs, every certificate of the cluster CA was reissued, the old CA is still trusted. Next: hardway distribute, then hardway certs --renew-ca again`,
+  finish: `CA rotation ${stageNumber('finish')} (finish): pki/ca.crt holds the new CA only; the old one is kept in ${PKI.caPrevious.crt} and ${PKI.caPrevious.key} (move them away before another rotation). Next: hardway distribute`,
 };
 
 /**
@@ -109,7 +150,10 @@ export async function rotateCa(inv: Inventory, now: Date, stage: RotationStage):
         throw new FailureError(`${PKI.caPrevious.crt} or ${PKI.caPrevious.key} exists: the CA an earlier rotation retired; nothing was changed`,
           'move both files out of pki/ (keep them if anything still needs that CA), then run hardway certs --renew-ca again');
       }
-      if (f.key === undefined || !keyMatches(first, f.key)) {
+      if (f.key === undefined) {
+        throw new FailureError(`${PKI.ca.key} is not in pki/ (kept offline?): the switch keeps it as ${PKI.caPrevious.key}; nothing was changed`, 'put it back in pki/, then run hardway certs --renew-ca again');
+      }
+      if (!keyMatches(first, f.key)) {
         throw new FailureError(`${PKI.ca.key} does not match the first certificate of ${PKI.ca.crt}; nothing was changed`, 'restore pki/ from your backup');
       }
       writes.push({ pkiPath: PKI.caPrevious.key, content: f.key, mode: SECRET_MODE }, { pkiPath: PKI.caPrevious.crt, content: first, mode: PUBLIC_MODE });

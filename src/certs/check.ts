@@ -36,10 +36,13 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
   const warnDays = inv.settings.renewBeforeDays;
   const judge = (name: string, files: { crt: string; key: string }, run: () => ReturnType<typeof inspect>, renewWith: string) => {
     const verdict = run();
-    const problems = verdict.differences.map((d) => d.text);
+    // A CA whose certificate is here but whose key is not has its key kept offline on purpose
+    // (kubeconfigs and every check need the certificate only): a warning, not a problem.
+    const offline = isCa(name) && verdict.certificate !== undefined && verdict.differences.some((d) => d.kind === 'key-missing');
+    const problems = verdict.differences.filter((d) => !(offline && d.kind === 'key-missing')).map((d) => d.text);
     const open = readOptional(at(files.key)) === undefined ? undefined : tooOpen(at(files.key), SECRET_MODE);
     if (open !== undefined) problems.push(`key file ${files.key} is mode ${octal(open)}, must be ${octal(SECRET_MODE)}`);
-    const warnings: string[] = [];
+    const warnings: string[] = offline ? [caKeyOffline(files.key)] : [];
     const days = verdict.daysLeft;
     if (verdict.expired) problems.push(`${expiredText(verdict.notAfter!, now)}; renew it: ${renewWith}`);
     else if (days !== undefined && days < warnDays) warnings.push(`expires in ${days} days (renewBeforeDays: ${warnDays}); renew it: ${renewWith}`);
@@ -53,7 +56,7 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
   for (const ca of caIdentities()) {
     const verdict = judge(ca.name, ca.files, () =>
       inspect({ profile: profileOf(ca), crtPem: readOptional(at(ca.files.crt)), keyPem: readOptional(at(ca.files.key)), issuer: 'self', now }),
-      ca.name === 'ca' ? 'hardway certs --renew-ca (a two-phase rotation, see its --help)' : caRenewal(ca.name));
+      ca.name === 'ca' ? caRotationCommand() : caRenewal(ca.name));
     if (verdict.certificate) cas.set(ca.name, verdict.certificate);
   }
   for (const id of identitiesFor(inv)) {
@@ -85,10 +88,30 @@ function pkiDirProblems(projectDir: string): string[] {
   });
 }
 
+/** The stages of a rotation of the cluster CA, in order: each one a run of `hardway certs --renew-ca`. */
+export const CA_ROTATION_STAGES = ['start', 'switch', 'finish'] as const;
+
+/**
+ * How to rotate the cluster CA, as every message and doc says it (certs, certs check, doctor, the
+ * docs): the command as typed (it needs no --yes: each stage is a run of its own, and switch and
+ * finish refuse while a machine is behind), with `projectArgs` (e.g. " --dir DIR") after each command.
+ */
+export function caRotationCommand(projectArgs = ''): string {
+  const n = CA_ROTATION_STAGES.length;
+  return `hardway certs --renew-ca${projectArgs}, ${n} times (${CA_ROTATION_STAGES.join(', ')}), each followed by hardway distribute${projectArgs}; see hardway certs --help`;
+}
+
+/** The warning for a CA whose key is not in pki/ (kept offline): what works without it and what does not. */
+export function caKeyOffline(keyFile: string): string {
+  return `the CA key is offline (${keyFile} is not in pki/): kubeconfigs and checks need only the certificate, but hardway certs cannot issue or renew a certificate it signs, and hardway distribute installs it on the control plane: put it back before either`;
+}
+
+const isCa = (name: string) => caIdentities().some((c) => c.name === name);
+
 /** How to replace a CA whose end is near or past: hardway never does it by itself (every component trusts it). */
 export function caRenewal(name: CaName): string {
   return name === 'ca'
-    ? 'hardway never replaces a CA by itself (every component trusts it): rotate it with hardway certs --renew-ca (three runs, each followed by hardway distribute)'
+    ? `hardway never replaces a CA by itself (every component trusts it): rotate it with ${caRotationCommand()}`
     : `hardway never replaces a CA by itself, and --renew-ca rotates the cluster CA only: to replace the etcd CA, move ${PKI.etcdCa.crt} and ${PKI.etcdCa.key} out of pki/ (keep them), then run hardway certs and hardway distribute (etcd and the API servers restart with the new one)`;
 }
 

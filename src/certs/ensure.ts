@@ -133,7 +133,8 @@ export function judgeLeaves(inv: Inventory, ids: Identity[], cas: ReadonlyMap<Ca
 export function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: string | undefined, now: Date): ExistingCa | undefined {
   if (crtPem === undefined && keyPem === undefined) return undefined;
   const restore = `restore it from your backup; hardway never replaces a CA because every certificate, kubeconfig and running component trusts it (to start over on purpose, move ${ca.files.crt} and ${ca.files.key} away)`;
-  if (keyPem === undefined) throw new FailureError(`${ca.files.crt} exists but ${ca.files.key} is missing; nothing was changed`, restore);
+  // A key kept offline on purpose (kubeconfigs and checks need only the certificate) must come back to sign.
+  if (keyPem === undefined) throw new FailureError(`${ca.files.crt} exists but ${ca.files.key} is missing; nothing was changed`, `${restore}; if you keep it offline, put it back in ${PKI.dir}/ for this run`);
   if (crtPem === undefined) throw new FailureError(`${ca.files.key} exists but ${ca.files.crt} is missing; nothing was changed`, restore);
   const cert = readableCertificate(crtPem);
   if (cert === undefined) throw new FailureError(`${ca.files.crt} is not a readable certificate (it does not parse as X.509, or its public key does not); nothing was changed`, restore);

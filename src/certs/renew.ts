@@ -1,6 +1,7 @@
 // `hardway certs --renew [IDENTITY ...]`: which leaf certificates to reissue although they still
 // match the inventory. Pure: the identities of the inventory and the names typed in, a selection out.
 import { InputError } from '../errors.ts';
+import { caRotationCommand } from './check.ts';
 import type { Identity } from './identities.ts';
 
 /** Why a leaf is reissued when --renew asked for it. */
@@ -26,7 +27,7 @@ export function renewSelection(ids: readonly Identity[], names: readonly string[
   }
   if (unknown.some((n) => n === 'ca' || n === 'etcd-ca')) {
     throw new InputError(`--renew reissues leaf certificates only, not the CA (${unknown.filter((n) => n === 'ca' || n === 'etcd-ca').join(', ')})`,
-      'a CA is rotated with "hardway certs --renew-ca" (see its --help: a two-phase rotation)');
+      `a CA is not a leaf: the cluster CA is rotated with ${caRotationCommand()}`);
   }
   if (unknown.length > 0) {
     const machines = [...new Set(ids.flatMap((i) => (i.machine ? [i.machine] : [])))];

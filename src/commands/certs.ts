@@ -87,7 +87,8 @@ export const certsCheckCommand: CommandModule = {
     'For each CA and each certificate the inventory needs: it exists, is signed by its CA, its key ' +
     'matches and is mode 0600, its subject, names and usages match the inventory, and it has not ' +
     'expired. Fewer days left than renewBeforeDays (cluster.yaml, default 30) is a warning that names ' +
-    'the fix (hardway certs --renew NAME && hardway distribute). Exit 1 when anything is wrong.',
+    'the fix (hardway certs --renew NAME && hardway distribute); so is a CA key kept offline (its ' +
+    'certificate in pki/, its key not). Exit 1 when anything is wrong.',
   options: {
     ...INVENTORY_OPTIONS,
     json: jsonOption('{ok, problems: [...], certificates: [...]}'),

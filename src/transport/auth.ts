@@ -4,8 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import ssh2, { type AnyAuthMethod } from 'ssh2';
-import { InputError } from '../errors.ts';
-import { kindOf, namingPath, statPath } from '../input-file.ts';
+import { checkIdentityFile } from '../identity-file.ts';
 import type { Endpoint } from './endpoint.ts';
 
 // ssh2 is CommonJS: Node's own ESM loader (bin/hardway.mjs) does not see `utils` as a named export
@@ -19,25 +18,6 @@ export interface AuthOffer {
   offered: string[];
   /** Why something was not offered, e.g. an encrypted key without an agent. */
   notes: string[];
-}
-
-/**
- * Checks one identity file before any connection: it exists, is a file, and holds a private key
- * (a passphrase-protected one is fine: ssh-agent may hold it). A public key given as the private
- * one, a directory, or anything else is an InputError (exit 2) naming it and where it came from.
- */
-export function checkIdentityFile(path: string, from: string): void {
-  const hint = 'give the private key (e.g. ~/.ssh/id_ed25519, not the .pub beside it) whose public key is in the machines\' authorized_keys';
-  const st = statPath(path, path, hint);
-  if (st === undefined) throw new InputError(`identity file ${path} (${from}) not found`, hint);
-  if (!st.isFile()) throw new InputError(`identity file ${path} (${from}) is ${kindOf(st)}, not a file`, hint);
-  const parsed = utils.parseKey(namingPath(path, () => readFileSync(path), hint));
-  if (parsed instanceof Error) {
-    if (/encrypt|passphrase/i.test(parsed.message)) return;
-    throw new InputError(`identity file ${path} (${from}) is not a private key (${parsed.message})`, hint);
-  }
-  const key = Array.isArray(parsed) ? parsed[0] : parsed;
-  if (key && !key.isPrivateKey()) throw new InputError(`identity file ${path} (${from}) is a public key, not a private one`, hint);
 }
 
 /** The -i files of a command, checked at once (see checkIdentityFile), relative to `cwd`, ~ the home directory; their absolute paths. */

@@ -1,9 +1,11 @@
 // A project-local known_hosts in OpenSSH format: plain or hashed (`|1|salt|hash`) host patterns,
 // wildcards and negations, `[host]:port` for ports other than 22, and @revoked markers.
 import { createHash, createHmac } from 'node:crypto';
-import { existsSync, readFileSync, appendFileSync, mkdirSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, writeSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError } from '../errors.ts';
+import { displayPath, pathError } from '../input-file.ts';
+import { describeEntry, lstatOrNothing } from '../output-file.ts';
 
 /** One usable key line of known_hosts. */
 export interface KnownHostEntry {
@@ -67,16 +69,38 @@ export class KnownHosts {
     return { status: 'changed', pinned };
   }
 
-  /** Appends `names keytype base64` to the file (created 0644 if missing) and remembers it. */
+  /** Appends `names keytype base64` to the file (created 0644 if missing, never through a link) and remembers it. */
   pin(names: string[], key: Buffer): void {
     const type = keyTypeOf(key);
     const patterns = names.join(',');
     mkdirSync(dirname(this.file), { recursive: true });
     const existing = existsSync(this.file) ? readFileSync(this.file, 'utf8') : '';
     const sep = existing === '' || existing.endsWith('\n') ? '' : '\n';
-    // One write per line with O_APPEND: parallel pins of different machines never interleave.
-    appendFileSync(this.file, `${sep}${patterns} ${type} ${key.toString('base64')}\n`, { mode: 0o644 });
+    appendNoFollow(this.file, `${sep}${patterns} ${type} ${key.toString('base64')}\n`);
     this.entries.push({ patterns, keyType: type, key, line: 0 });
+  }
+}
+
+/**
+ * Appends a line to known_hosts (created 0644), never through a link in its place (O_NOFOLLOW): a
+ * link there pointing outside the project would otherwise have hardway, maybe as root, append to
+ * its target. One write per line with O_APPEND: parallel pins of different machines never interleave.
+ */
+function appendNoFollow(file: string, line: string): void {
+  const st = lstatOrNothing(file);
+  const refuse = (s: Stats) => new InputError(`${describeEntry(file, s)}: hardway never writes through a link; nothing was written`,
+    'make known_hosts a file of its own (copy the target over the link), or point ssh.knownHosts in cluster.yaml at the file itself');
+  if (st?.isSymbolicLink()) throw refuse(st);
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+    writeSync(fd, line);
+  } catch (e) {
+    const now = lstatOrNothing(file);
+    if (now?.isSymbolicLink()) throw refuse(now); // made between the check and the open
+    throw pathError(e, displayPath(file)) ?? e;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

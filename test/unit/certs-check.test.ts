@@ -2,7 +2,7 @@
 import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkCertificates, type CheckReport } from '../../src/certs/check.ts';
+import { caRotationCommand, checkCertificates, type CheckReport } from '../../src/certs/check.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { certifiedProject, EXAMPLE_MACHINES, hardway, issuedAt, snapshot } from './certs.helpers.ts';
 
@@ -132,7 +132,7 @@ describe('hardway certs check', () => {
     expect(soon.ok).toBe(true);
     expect(soon.certificates.find((c) => c.name === 'node-0/kubelet')!.warnings)
       .toEqual(['expires in 8 days (renewBeforeDays: 10); renew it: hardway certs --renew node-0/kubelet && hardway distribute']);
-    expect(soon.certificates.find((c) => c.name === 'ca')!.warnings).toEqual(['expires in 8 days (renewBeforeDays: 10); renew it: hardway certs --renew-ca (a two-phase rotation, see its --help)']);
+    expect(soon.certificates.find((c) => c.name === 'ca')!.warnings).toEqual([`expires in 8 days (renewBeforeDays: 10); renew it: ${caRotationCommand()}`]);
     // The default window is 30 days: the same certificates warn at once.
     writeFileSync(join(p.dir, 'cluster.yaml'), 'keyAlgorithm: ecdsa-p256\ncertValidityDays: 40\n');
     const wide = checkCertificates(loadInventory(p.machines), new Date());

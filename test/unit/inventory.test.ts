@@ -1,4 +1,5 @@
 // machines.txt parsing: what is accepted and what is derived from it.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +39,8 @@ describe('inventory', () => {
 
   it('takes ssh files that exist, relative to the project directory or under ~/', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hw-ssh-'));
-    writeFileSync(join(dir, 'id_test'), 'key');
+    // A real private key: ssh.identityFile is checked as -i is (a file that holds a private key).
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'test', '-f', join(dir, 'id_test')]);
     writeFileSync(join(dir, 'ssh_config'), '');
     const s = parseClusterSettings('ssh:\n  identityFile: id_test\n  configFile: ./ssh_config\n  knownHosts: ~/known_hosts\n  jumpHost: admin@10.0.0.1:2222\n', 'cluster.yaml', { dir });
     expect(s.ssh).toMatchObject({ identityFile: 'id_test', configFile: './ssh_config', knownHosts: '~/known_hosts', jumpHost: 'admin@10.0.0.1:2222' });

@@ -146,6 +146,15 @@ describe('kubernetesToRender: the release of the server binaries in downloads/, 
     expect(kubernetesToRender(pinned)).toEqual({ version: 'v1.24.17', from: 'versions.kubernetes in cluster.yaml' });
   });
 
+  it('cites cluster.yaml only when it sets versions.kubernetes (a cluster.yaml without the key is not the source)', () => {
+    const unset = project(undefined);
+    writeFileSync(join(unset.dir, 'cluster.yaml'), 'keyAlgorithm: ecdsa-p256\nversions:\n  containerd: 1.7.24\n');
+    expect(kubernetesToRender(unset)).toEqual({ version: 'v1.32.3', from: "hardway's default versions.kubernetes; cluster.yaml does not set it" });
+    const set = project(undefined);
+    writeFileSync(join(set.dir, 'cluster.yaml'), 'versions:\n  kubernetes: v1.32.3\n');
+    expect(kubernetesToRender(set)).toEqual({ version: 'v1.32.3', from: 'versions.kubernetes in cluster.yaml' });
+  });
+
   it('refuses server binaries of an unsupported release, or of several releases, naming them', () => {
     const old = thrown(() => kubernetesToRender(project(built('v1.19.16'))));
     expect(old).toBeInstanceOf(InputError);

@@ -2,25 +2,15 @@
 // malformed is that file being unreadable (never a crash), an expired CA stops certs with how to
 // rotate it, days are counted towards zero, --renew NAME means one thing, kubeconfigs need the CA
 // certificate only, and certs check names a pki/ that others can read.
-import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkCertificates } from '../../src/certs/check.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { certifiedProject, hardway, issuedAt, named, snapshot } from './certs.helpers.ts';
-import { failedCleanly } from './safety.helpers.ts';
+import { breakKeyAlgorithm, failedCleanly } from './safety.helpers.ts';
 
 const DAY = 86_400_000;
-
-/** Rewrites a PEM certificate's public-key algorithm (id-ecPublicKey) into an OID nobody knows. */
-function breakKeyAlgorithm(file: string): void {
-  const pem = readFileSync(file, 'utf8');
-  const der = Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
-  const at = der.indexOf(Buffer.from('06072a8648ce3d0201', 'hex'));
-  expect(at).toBeGreaterThan(0);
-  der[at + 8] = 0x07; // 1.2.840.10045.2.7
-  writeFileSync(file, `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`);
-}
 
 const issued = () => certifiedProject();
 

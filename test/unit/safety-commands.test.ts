@@ -169,6 +169,26 @@ describe('the identity file (-i) is checked before any connection (item 14)', ()
     expect(readdirSync(p.dir)).not.toContain('logs');
   });
 
+  it.each([
+    ['missing', 'nope', (f: string) => `identity file ${f} (ssh.identityFile) not found`],
+    ['a directory', 'a-directory', (f: string) => `identity file ${f} (ssh.identityFile) is a directory, not a file`],
+    ['the public key', 'id.pub', (f: string) => `identity file ${f} (ssh.identityFile) is a public key, not a private one`],
+  ])('ssh.identityFile in cluster.yaml, %s: the same check as -i, exit 2 naming cluster.yaml and its line', async (_what, name, message) => {
+    const file = join(keys, name);
+    const p = loopbackProject();
+    const withKey = (key: string) => `keyAlgorithm: ecdsa-p256\nssh:\n  identityFile: ${key}\n  configFile: ssh_config\n`;
+    writeFileSync(join(p.dir, 'cluster.yaml'), withKey(file));
+    for (const cmd of [['inventory'], ['pin-hosts'], ['doctor']]) {
+      const run = await hardway(p, ...cmd);
+      failedCleanly(run, 2, `cluster.yaml:3: ${message(file)}`);
+      expect(run.stderr).toContain('give the private key');
+    }
+    expect(readdirSync(p.dir)).not.toContain('logs');
+    // The private key itself passes.
+    writeFileSync(join(p.dir, 'cluster.yaml'), withKey(join(keys, 'id')));
+    expect((await hardway(p, 'inventory')).code).toBe(0);
+  });
+
   it('doctor says no key was offered, not that the machine refuses one', async () => {
     const p = loopbackProject();
     const inv = loadInventory(p.machines);

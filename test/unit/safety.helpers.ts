@@ -2,7 +2,7 @@
 // nothing listens on, real file systems that are full or read-only (a tmpfs and a bind mount made
 // and removed by the test), and the checks every refusal must pass.
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { expect } from 'vitest';
@@ -94,4 +94,14 @@ export function mkdirs(dir: string, rel: string): string {
   const path = join(dir, rel);
   mkdirSync(path, { recursive: true });
   return path;
+}
+
+/** Rewrites a PEM certificate's public-key algorithm (id-ecPublicKey) into an OID nobody knows. */
+export function breakKeyAlgorithm(file: string): void {
+  const pem = readFileSync(file, 'utf8');
+  const der = Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+  const at = der.indexOf(Buffer.from('06072a8648ce3d0201', 'hex'));
+  expect(at).toBeGreaterThan(0);
+  der[at + 8] = 0x07; // 1.2.840.10045.2.7
+  writeFileSync(file, `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`);
 }

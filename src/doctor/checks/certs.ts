@@ -3,6 +3,7 @@
 // Pure: PEM texts in, findings out (node:crypto parses; nothing is read here).
 import type { Machine } from '../../inventory.ts';
 import { identitiesFor } from '../../certs/identities.ts';
+import { caRotationCommand } from '../../certs/check.ts';
 import { daysUntil, readableCertificate } from '../../certs/inspect.ts';
 import { PKI } from '../../layout.ts';
 import { commandFix, stepsFix } from '../fixes.ts';
@@ -53,7 +54,7 @@ function renewalDue(s: Subject, now: number, windowDays: number): Problem | unde
 
 /** The fix for a certificate whose time is (nearly) up in pki/ as well: renew that identity, then send it. */
 function renewalFix(ctx: DoctorContext, s: Subject): string {
-  if (s.isCa) return `hardway certs --renew-ca${ctx.projectArgs} (a two-phase rotation: see hardway certs --help)`;
+  if (s.isCa) return caRotationCommand(ctx.projectArgs);
   const id = identitiesFor(ctx.inventory).find((i) => i.files.crt === s.pki);
   const name = id?.name ?? s.pki;
   return `hardway certs --renew ${name}${ctx.projectArgs} && hardway distribute${ctx.projectArgs}`;

@@ -2,12 +2,13 @@
 // machine is touched, hashed once per file version (the hash is cached beside them, keyed by size
 // and mtime, so a no-op rerun does not re-read hundreds of megabytes).
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { binaryRelPath, downloadsDir, readDownloads, requireBinaries } from '../../download/layout.ts';
 import type { DesiredFile } from '../../engine/desired.ts';
 import type { LocalFileContent } from '../../engine/types.ts';
 import { FailureError } from '../../errors.ts';
+import { writeAtomic } from '../../output-file.ts';
 import { statKey } from '../../stat-key.ts';
 
 const CACHE_FILE = '.sha256-cache.json';
@@ -67,29 +68,29 @@ async function cachedSha256(dir: string, rel: string): Promise<string> {
 /** The digest from `dir`'s cache file when its size and mtime are unchanged, else hashed and stored there. */
 async function storedSha256(dir: string, rel: string, st: { size: number; mtimeMs: number }): Promise<string> {
   const cacheFile = join(dir, CACHE_FILE);
-  let cache: HashCache = {};
-  try {
-    cache = existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as HashCache) : {};
-  } catch {
-    cache = {}; // a damaged cache only costs a re-hash
-  }
-  const hit = cache[rel];
+  const hit = readHashCache(cacheFile)[rel];
   if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.sha256;
   const sha256 = await hashFile(join(dir, rel));
   // Re-read before writing: other machines' plans hash other files at the same time.
-  let latest: HashCache = {};
-  try {
-    latest = existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as HashCache) : {};
-  } catch {
-    latest = {};
-  }
+  const latest = readHashCache(cacheFile);
   latest[rel] = { size: st.size, mtimeMs: st.mtimeMs, sha256 };
   try {
-    writeFileSync(cacheFile, JSON.stringify(latest, null, 1));
+    // Temp file beside it, then rename; a link in its place is refused, never followed (a link
+    // pointing outside the project must not have hardway, maybe as root, rewrite its target).
+    writeAtomic(cacheFile, JSON.stringify(latest, null, 1), 0o644);
   } catch {
-    // The cache is an optimisation; a read-only downloads/ still works.
+    // The cache is an optimisation: a read-only downloads/, or a link there, only costs a re-hash.
   }
   return sha256;
+}
+
+/** The digest cache of a directory: empty when absent, damaged, or not a file of its own (a link is not read). */
+function readHashCache(cacheFile: string): HashCache {
+  try {
+    return lstatSync(cacheFile, { throwIfNoEntry: false })?.isFile() ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as HashCache) : {};
+  } catch {
+    return {}; // a damaged cache only costs a re-hash
+  }
 }
 
 function hashFile(file: string): Promise<string> {

@@ -2,8 +2,9 @@
 // (what the steps install), else versions.kubernetes of cluster.yaml. `hardway render`, every step
 // that renders and the remote commands' pre-flight check all ask this one function, so the rendered
 // tree is what the machines get, and an unsupported release stops a run before any machine is touched.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseDocument } from 'yaml';
 import { defaultSettings } from '../../cluster-settings.ts';
 import { binaryRelPath, readDownloads } from '../../download/layout.ts';
 import { InputError } from '../../errors.ts';
@@ -23,6 +24,19 @@ export const FROM_DOWNLOADS = 'downloads/manifest.json';
 export const FROM_SETTINGS = 'versions.kubernetes in cluster.yaml';
 /** Where it is said to come from when there is no cluster.yaml to name. */
 export const FROM_DEFAULT = "hardway's default versions.kubernetes; there is no cluster.yaml";
+/** Where it is said to come from when cluster.yaml is there but does not set it. */
+export const FROM_UNSET = "hardway's default versions.kubernetes; cluster.yaml does not set it";
+
+/**
+ * Which of the three the fallback version comes from: only a cluster.yaml that sets
+ * versions.kubernetes is cited as its source (the file was read and checked before this).
+ */
+function settingFrom(clusterFile: string, version: string): string {
+  // Settings given without a file (tests, a provider's own) are still cluster.yaml's keys.
+  if (!existsSync(clusterFile)) return version === defaultSettings().versions.kubernetes ? FROM_DEFAULT : FROM_SETTINGS;
+  const doc = parseDocument(readFileSync(clusterFile, 'utf8'));
+  return doc.hasIn(['versions', 'kubernetes']) ? FROM_SETTINGS : FROM_UNSET;
+}
 
 /**
  * The Kubernetes release to render for, and where it was read: the version downloads/manifest.json
@@ -37,7 +51,7 @@ export function kubernetesToRender(inv: Pick<Inventory, 'dir' | 'settings'>): Ku
   });
   if (found.length === 0) {
     const version = inv.settings.versions.kubernetes;
-    const from = version === defaultSettings().versions.kubernetes && !existsSync(join(inv.dir, 'cluster.yaml')) ? FROM_DEFAULT : FROM_SETTINGS;
+    const from = settingFrom(join(inv.dir, 'cluster.yaml'), version);
     supportedKubernetes(version, from);
     return { version, from };
   }
