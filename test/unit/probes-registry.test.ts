@@ -37,6 +37,21 @@ describe('the probe registry', () => {
     expect(Number(up.stdout)).toBeGreaterThan(1_700_000_000);
   });
 
+  it('facts refuse a request the registry did not issue: a copy with another command, or one made by hand', async () => {
+    const facts = createFacts(new FakeTransport('node-0'));
+    const real = names.hostname.ask();
+    // A copy keeps the private mark and the registry's probe, but carries another command.
+    const copy = { ...real, cmd: sh`touch /tmp/should-never-run` } as typeof real;
+    await expect(facts.batch([copy])).rejects.toThrow('"hostname": a probe request the registry did not issue');
+    // Made by hand, every field of a real one set.
+    const byHand = Object.assign(Object.create(null) as object, { op: 'P', probe: 'hostname', of: names.hostname, cmd: sh`hostname`, parse: (a: unknown) => a });
+    await expect(facts.ask({ h: byHand as typeof real })).rejects.toThrow('a probe request the registry did not issue');
+    await expect(facts.wait(copy)).rejects.toThrow('a probe request the registry did not issue');
+    // What the registry issued runs, and cannot be changed afterwards.
+    expect(Object.isFrozen(real)).toBe(true);
+    expect(await facts.ask({ h: real })).toEqual({ h: 'node-0' });
+  });
+
   it('the test machine answers only names of the registry', async () => {
     const fake = new FakeTransport('node-0');
     const madeUp = probe('made-up', () => sh`hostname`);
