@@ -2,6 +2,7 @@
 // through the mirrors that never looks at the node's image cache. Pure.
 import type { Machine } from '../../inventory.ts';
 import { WORKER } from '../../layout.ts';
+import { parseImageList } from '../../probes/containerd.ts';
 import { stepsFix } from '../fixes.ts';
 import { CACHED_PROBE, pullProbe } from '../probes.ts';
 import { REGISTRY_HOSTNAME } from '../../lab/registry.ts';
@@ -35,7 +36,7 @@ export function registryFileFindings(ctx: DoctorContext, m: Machine, ev: Machine
  */
 export function pullFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence, fileFindings: Finding[]): Finding[] {
   if (m.role !== 'worker') return [];
-  const cached = new Set((ev.probes[CACHED_PROBE]?.stdout ?? '').split('\n').map((l) => l.trim()).filter(Boolean));
+  const cached = new Set(parseImageList(ev.probes[CACHED_PROBE]?.stdout ?? '').keys());
   const cause = fileFindings.find((f) => f.check === 'registry') ?? fileFindings.find((f) => f.check === 'containerd');
   return ctx.testImages.flatMap((image): Finding[] => {
     const r = ev.probes[pullProbe(image)];
