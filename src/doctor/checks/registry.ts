@@ -3,7 +3,7 @@
 import type { Machine } from '../../inventory.ts';
 import { WORKER } from '../../layout.ts';
 import { parseImageList } from '../../probes/containerd.ts';
-import { stepsFix } from '../fixes.ts';
+import { labMachineLine, stepsFix } from '../fixes.ts';
 import { CACHED_PROBE, pullProbe } from '../probes.ts';
 import { REGISTRY_HOSTNAME } from '../../lab/registry.ts';
 import type { DoctorContext, Finding, MachineEvidence } from '../types.ts';
@@ -52,7 +52,7 @@ export function pullFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence
     const registryDown = ctx.lab?.registry && !ctx.lab.running.includes(REGISTRY_HOSTNAME);
     return [{
       machine: m.hostname, check: 'pull', evidence,
-      fix: registryDown ? `hardway lab start ${REGISTRY_HOSTNAME} --name ${ctx.lab!.name}` : null,
+      fix: registryDown ? labMachineLine('start', REGISTRY_HOSTNAME, ctx.lab!.name) : null,
       cause: registryDown
         ? `pulling ${image} on ${m.hostname} fails: the lab's registry machine is not running`
         : `pulling ${image} on ${m.hostname} fails though its hosts.toml is as cluster.yaml says: is the registry up, and does it hold the image?`,
