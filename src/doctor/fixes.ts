@@ -3,6 +3,7 @@
 // the command table (the steps that put it back), never typed by hand.
 import { commandFor, commandLine, REMOTE_COMMANDS, stepNames } from '../command-table.ts';
 import type { StepName } from '../steps/index.ts';
+import { SERVICE_STEPS } from '../steps/step-names.ts';
 import type { DoctorContext } from './types.ts';
 
 /** The command that runs `steps` on `machine` (or on every machine they target, without one). */
@@ -38,17 +39,10 @@ export function unreachableFix(ctx: DoctorContext, machine: string): string | nu
   return labMachineLine(verb, machine, ctx.lab.name);
 }
 
-/** The step that installs and runs each service hardway runs (what puts a service back). */
-export const SERVICE_STEP: Readonly<Record<string, StepName>> = {
-  etcd: 'bootstrap-etcd',
-  'kube-apiserver': 'bootstrap-control-plane', 'kube-controller-manager': 'bootstrap-control-plane', 'kube-scheduler': 'bootstrap-control-plane',
-  containerd: 'containerd', kubelet: 'kubelet', 'kube-proxy': 'kube-proxy',
-  'hardway-pod-routes': 'routes', haproxy: 'api-proxy',
-};
 
 /** The step that installs a service, on its machine. */
 export function serviceFix(ctx: DoctorContext, service: string, machine: string): string {
-  return stepsFix(ctx, [SERVICE_STEP[service] ?? 'bootstrap-control-plane'], machine);
+  return stepsFix(ctx, [SERVICE_STEPS.get(service) ?? 'bootstrap-control-plane'], machine);
 }
 
 /** Whether the command line `fix` (as stepsFix and commandFix make them, parts joined by &&) runs `step` on `machine`. */

@@ -10,11 +10,12 @@ import { routes } from '../probes/network.ts';
 import type { ProbeRequest } from '../probes/probe.ts';
 import { clock, sysctls } from '../probes/system.ts';
 import { journalsOfDown, serviceStates } from '../probes/systemd.ts';
-import { CONTROL_PLANE_SERVICES, WORKER_SERVICES, WORKER_SYSCTLS } from '../steps/support/components.ts';
+import { WORKER_SYSCTLS } from '../steps/support/components.ts';
+import { CONTROL_PLANE_SERVICES, servicesOfStep, WORKER_SERVICES } from '../steps/step-names.ts';
 
-/** The services doctor expects active on a machine of this role (the components' own list). */
+/** The services doctor expects active on a machine of this role (the step table's own lists). */
 export function servicesOf(m: Machine): string[] {
-  return m.role === 'control-plane' ? ['etcd', ...CONTROL_PLANE_SERVICES] : [...WORKER_SERVICES];
+  return m.role === 'control-plane' ? [...servicesOfStep('bootstrap-etcd'), ...CONTROL_PLANE_SERVICES] : [...WORKER_SERVICES];
 }
 
 /** A kubeconfig whose server and client certificate doctor reads (never its key). */
