@@ -59,6 +59,13 @@ describe('the import graph of src/', () => {
     expect(findCycle(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']]]))).toEqual(['a.ts', 'b.ts', 'a.ts']);
   });
 
+  it('opens transports in one place: nothing outside src/transport/connector.ts (and open.ts, which it calls) makes one', () => {
+    const makers = sources(SRC).filter((f) => !/transport\/(connector|open)\.ts$/.test(f))
+      .filter((f) => /new (SshTransport|LocalTransport)\(|\b(openTransport|createTransport)\(/.test(readFileSync(f, 'utf8').replace(/^\s*(\/\/|\*).*$/gm, '')))
+      .map((f) => relative(SRC, f));
+    expect(makers).toEqual([]);
+  });
+
   it('has no module below the CLI importing from src/cli/ or src/commands/', () => {
     const above = (m: string) => m === 'cli.ts' || m.startsWith('cli/') || m.startsWith('commands/');
     const wrong = [...graph].flatMap(([m, deps]) => (above(m) ? [] : deps.filter(above).map((d) => `${m} -> ${d}`)));
