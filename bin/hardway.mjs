@@ -33,4 +33,4 @@ try {
   console.error(message);
   process.exit(1);
 }
-process.exitCode = await cli.main(process.argv.slice(2));
+process.exitCode = await cli.runProcess(process.argv.slice(2));

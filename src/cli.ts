@@ -5,9 +5,10 @@ import { COMMAND_ALIASES, COMMANDS, GROUPS, loadCommand, SUBCOMMAND_GROUPS } fro
 import { commandHelp, groupHelp, topHelp } from './cli/help.ts';
 import { checkRanges, say, type CliCommand, type CliContext } from './cli/command.ts';
 import { resolveArgs, subcommandsOf } from './cli/resolve.ts';
-import { closest, didYouMean } from './cli/suggest.ts';
+import { closest, didYouMean } from './ui/suggest.ts';
 import { packageRoot, version } from './cli/version.ts';
-import { widthOf } from './cli/wrap.ts';
+import { widthOf } from './ui/wrap.ts';
+import { handleInterrupts } from './cli/interrupt.ts';
 import { errorJson, formatError, InputError, isExpectedError } from './errors.ts';
 import { pathError } from './input-file.ts';
 import { missingPackageMessage } from '../bin/missing-package.mjs';
@@ -56,6 +57,16 @@ export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout'
     });
   } catch (e) {
     return reportFailure(e, { stdout, stderr }, cmd?.options.json && rest.includes('--json') ? cmd : undefined);
+  }
+}
+
+/** Runs hardway as the process itself (bin/hardway.mjs): main, with SIGINT, SIGTERM and SIGHUP aborting running commands and exiting 130, 143, 129. */
+export async function runProcess(argv: string[]): Promise<number> {
+  const stop = handleInterrupts();
+  try {
+    return await main(argv);
+  } finally {
+    stop();
   }
 }
 

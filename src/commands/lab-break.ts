@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { jsonOption, say, type CommandModule } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
-import { closest, didYouMean } from '../cli/suggest.ts';
+import { closest, didYouMean } from '../ui/suggest.ts';
 import { InputError } from '../errors.ts';
 import { listScenarios, labBreak } from '../lab/break/run.ts';
 import { findScenario, SCENARIOS } from '../lab/break/scenarios.ts';

@@ -1,7 +1,7 @@
 // Is cluster DNS serving? Read from the API: the CoreDNS Deployment available and the kube-dns
 // Service with ready endpoints. Pure, so verify, doctor and tests read the same answer.
 import type { Inventory } from '../inventory.ts';
-import { findObject, type KubeObject } from '../probes/cluster.ts';
+import { findObject, type KubeObject } from '../probes/kubectl.ts';
 import { DNS_DEPLOYMENT, DNS_SERVICE } from './manifest.ts';
 
 /** The objects that show whether DNS serves, by TYPE/NAME (read in the system namespace). */

@@ -3,6 +3,7 @@
 // the command table (the steps that put it back), never typed by hand.
 import { commandFor, commandLine, REMOTE_COMMANDS, stepNames } from '../command-table.ts';
 import type { StepName } from '../steps/index.ts';
+import { SERVICE_STEPS } from '../steps/step-names.ts';
 import type { DoctorContext } from './types.ts';
 
 /** The command that runs `steps` on `machine` (or on every machine they target, without one). */
@@ -15,24 +16,33 @@ export function commandFix(ctx: DoctorContext, command: string, machine?: string
   return commandLine(command, { ...(machine ? { node: machine } : {}), extra: ctx.projectArgs });
 }
 
+/** The lab's commands a fix or a hint may name (each one of src/commands/lab.ts: a unit test holds them to it). */
+export const LAB_VERBS = ['up', 'start', 'stop', 'reboot'] as const;
+
+/** A lab command. */
+export type LabVerb = (typeof LAB_VERBS)[number];
+
+/** `hardway lab VERB --name LAB [FLAGS]`: a lab command as a user types it. */
+export function labLine(verb: LabVerb, lab: string, ...flags: string[]): string {
+  return ['hardway', 'lab', verb, '--name', lab, ...flags].join(' ');
+}
+
+/** `hardway lab VERB MACHINE --name LAB`: a lab command on one of its machines, as a user types it. */
+export function labMachineLine(verb: Exclude<LabVerb, 'up'>, machine: string, lab: string): string {
+  return ['hardway', 'lab', verb, machine, '--name', lab].join(' ');
+}
+
 /** What brings back a machine that does not answer: in a lab, start it (or reboot it if it runs); elsewhere nothing hardway can do. */
 export function unreachableFix(ctx: DoctorContext, machine: string): string | null {
   if (!ctx.lab) return null;
   const verb = ctx.lab.running.includes(machine) ? 'reboot' : 'start';
-  return `hardway lab ${verb} ${machine} --name ${ctx.lab.name}`;
+  return labMachineLine(verb, machine, ctx.lab.name);
 }
 
-/** The step that installs and runs each service hardway runs (what puts a service back). */
-export const SERVICE_STEP: Readonly<Record<string, StepName>> = {
-  etcd: 'bootstrap-etcd',
-  'kube-apiserver': 'bootstrap-control-plane', 'kube-controller-manager': 'bootstrap-control-plane', 'kube-scheduler': 'bootstrap-control-plane',
-  containerd: 'containerd', kubelet: 'kubelet', 'kube-proxy': 'kube-proxy',
-  'hardway-pod-routes': 'routes', haproxy: 'api-proxy',
-};
 
 /** The step that installs a service, on its machine. */
 export function serviceFix(ctx: DoctorContext, service: string, machine: string): string {
-  return stepsFix(ctx, [SERVICE_STEP[service] ?? 'bootstrap-control-plane'], machine);
+  return stepsFix(ctx, [SERVICE_STEPS.get(service) ?? 'bootstrap-control-plane'], machine);
 }
 
 /** Whether the command line `fix` (as stepsFix and commandFix make them, parts joined by &&) runs `step` on `machine`. */

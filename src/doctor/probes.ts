@@ -3,18 +3,19 @@
 // without its SHA-cache writes), and the test pull fetches a manifest to /dev/null.
 import type { Inventory, Machine } from '../inventory.ts';
 import { SERVER, WORKER } from '../layout.ts';
-import { cachedImageNames, testPull } from '../probes/containerd.ts';
+import { images, testPull } from '../probes/containerd.ts';
 import { kubeconfigEndpoint, kubeletResolver } from '../probes/kubelet.ts';
 import { cloudConfigKeys, hostsTemplateBlocks, namesResolved } from '../probes/names.ts';
 import { routes } from '../probes/network.ts';
 import type { ProbeRequest } from '../probes/probe.ts';
-import { clock, sysctlLines } from '../probes/system.ts';
+import { clock, sysctls } from '../probes/system.ts';
 import { journalsOfDown, serviceStates } from '../probes/systemd.ts';
-import { CONTROL_PLANE_SERVICES, WORKER_SERVICES, WORKER_SYSCTLS } from '../steps/support/components.ts';
+import { WORKER_SYSCTLS } from '../steps/support/components.ts';
+import { CONTROL_PLANE_SERVICES, servicesOfStep, WORKER_SERVICES } from '../steps/step-names.ts';
 
-/** The services doctor expects active on a machine of this role (the components' own list). */
+/** The services doctor expects active on a machine of this role (the step table's own lists). */
 export function servicesOf(m: Machine): string[] {
-  return m.role === 'control-plane' ? ['etcd', ...CONTROL_PLANE_SERVICES] : [...WORKER_SERVICES];
+  return m.role === 'control-plane' ? [...servicesOfStep('bootstrap-etcd'), ...CONTROL_PLANE_SERVICES] : [...WORKER_SERVICES];
 }
 
 /** A kubeconfig whose server and client certificate doctor reads (never its key). */
@@ -65,7 +66,7 @@ export function requestsFor(inv: Inventory, m: Machine, rendered: string[]): Mac
     routes: routes.ask(),
   };
   if (m.role === 'worker') {
-    probes.sysctls = sysctlLines.ask(WORKER_SYSCTLS);
+    probes.sysctls = sysctls.ask(WORKER_SYSCTLS);
     probes[KUBELET_DNS_PROBE] = kubeletResolver.ask();
     for (const [name, path] of Object.entries(KUBECONFIGS)) probes[`kubeconfig ${name}`] = kubeconfigEndpoint.ask(path);
   }
@@ -82,6 +83,6 @@ export function pullRequests(m: Machine, testImages: string[]): MachineRequests 
   if (m.role !== 'worker' || testImages.length === 0) return { reads: [], probes: {} };
   const probes: Record<string, ProbeRequest> = Object.fromEntries(testImages.map((image) => [pullProbe(image), testPull.ask(image)]));
   // What the node has cached, to tell when a cached image hides a broken pull.
-  probes[CACHED_PROBE] = cachedImageNames.ask();
+  probes[CACHED_PROBE] = images.ask();
   return { reads: [], probes };
 }

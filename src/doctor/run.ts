@@ -12,6 +12,7 @@ import { planDrift, upChangeSteps } from './drift.ts';
 import { shownPath, writeBundle } from './bundle.ts';
 import { doctorJson, doctorText } from './format.ts';
 import { gatherMachine } from './gather.ts';
+import { sharedConnections } from './shared-connections.ts';
 import type { Connect } from '../transport/index.ts';
 import { pullRequests, requestsFor } from './probes.ts';
 import type { DoctorContext, Finding } from './types.ts';
@@ -37,6 +38,19 @@ export interface DoctorRun {
 /** Machines asked at once. */
 const MACHINES_AT_ONCE = 32;
 
+/** What runDoctor has read before it asks the machines. */
+interface RunParts {
+  started: number;
+  inventory: ReturnType<typeof loadInventory>;
+  selected: ReturnType<typeof selectMachines>;
+  rendered: ReturnType<typeof renderedForDoctor>;
+  pki: ReturnType<typeof pkiCertificates>;
+  lab: ReturnType<typeof labOf>;
+  api: ReturnType<typeof gatherApi>;
+  images: Promise<string[]>;
+  connect: Connect;
+}
+
 /** Runs doctor and returns the exit code: 0 nothing found, 1 problems found. */
 export async function runDoctor(run: DoctorRun): Promise<{ code: number; findings: Finding[] }> {
   const started = Date.now();
@@ -47,7 +61,19 @@ export async function runDoctor(run: DoctorRun): Promise<{ code: number; finding
   const lab = labOf(inventory, run.labPaths);
   const api = gatherApi(inventory, run.env);
   const images = run.images ? Promise.resolve(run.images) : api.then((a) => defaultTestImages(inventory, a, lab));
-  const connect = run.connect(inventory);
+  // With --bundle the bundle reads over the connections doctor opened, kept open until it is written.
+  const shared = run.bundle ? sharedConnections(run.connect(inventory)) : undefined;
+  const connect = shared?.connect ?? run.connect(inventory);
+  try {
+    return await diagnoseAndReport(run, { started, inventory, selected, rendered, pki, lab, api, images, connect });
+  } finally {
+    await shared?.closeAll();
+  }
+}
+
+/** The gathering, the findings, the report and the bundle of one run, over `connect`. */
+async function diagnoseAndReport(run: DoctorRun, r: RunParts): Promise<{ code: number; findings: Finding[] }> {
+  const { started, inventory, selected, rendered, pki, lab, api, images, connect } = r;
   const gate = new Semaphore(MACHINES_AT_ONCE);
   const steps = await upChangeSteps();
   const evidence = await Promise.all(selected.map((m) => gate.run(() =>

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { joinCommands, sh, shellProgram, type Command } from '../shell.ts';
 import type { Transport } from '../transport/types.ts';
-import { isProbeRequest, type Answer, type ProbeAnswer, type ProbeRequest } from '../probes/probe.ts';
+import { isIssuedRequest, isProbeRequest, type Answer, type ProbeAnswer, type ProbeRequest } from '../probes/probe.ts';
 import { PROBES } from '../probes/index.ts';
 
 /** A regular file's metadata; `sha256` is set by stat requests, `content` by read requests. */
@@ -80,9 +80,13 @@ export interface Facts {
 /** Creates the facts helpers for a transport; `log` receives one line per request answered. */
 export function createFacts(transport: Transport, log: (line: string) => void = () => {}, opts: { cacheWrites?: boolean; cacheFile?: string; probes?: ReadonlyMap<string, object> } = {}): Facts {
   const registry = opts.probes ?? PROBES;
-  // Only the registry's own probes run: a probe made anywhere else is refused before anything is sent.
+  // Only requests the registry's own probes issued run: a probe made anywhere else, or a request
+  // copied or made by hand (another command under a probe's name), is refused before anything is sent.
   const registered = (req: FactRequest) => {
-    if (isProbeRequest(req) && registry.get(req.probe) !== req.of) throw new Error(`"${req.probe}" is not a probe of hardway's registry (src/probes/index.ts)`);
+    if ((req as { op: string }).op !== 'P') return;
+    const asked = req as ProbeRequest;
+    if (!isIssuedRequest(asked)) throw new Error(`"${asked.probe}": a probe request the registry did not issue (copied or made by hand) was refused (src/probes/index.ts)`);
+    if (registry.get(asked.probe) !== asked.of) throw new Error(`"${asked.probe}" is not a probe of hardway's registry (src/probes/index.ts)`);
   };
   // The script's settings (see its header), then the script itself.
   const settings = sh`cache=${opts.cacheFile ?? SHA_CACHE}; fast_min=${FAST_HASH_MIN}; read_limit=${READ_LIMIT}; abc_sha256=${SHA256_ABC};`;

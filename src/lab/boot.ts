@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { FailureError } from '../errors.ts';
+import { withFileLock } from '../engine/lock.ts';
 import { createMachineCgroups, removeMachineCgroups } from './cgroups.ts';
 import { local } from '../transport/local.ts';
 import { isMountPoint } from './mounts.ts';
@@ -14,12 +15,36 @@ import type { LabMachine } from './types.ts';
 /** systemd-nspawn needs this to be a tmpfs when the host runs no systemd (see lab-notes). */
 export const NSPAWN_RUNTIME = '/run/systemd/nspawn';
 
-/** Mounts a tmpfs on /run/systemd/nspawn unless one is there (under a lock: two labs may start at once). */
-export async function ensureNspawnRuntime(): Promise<void> {
-  if (isMountPoint(NSPAWN_RUNTIME)) return;
-  mkdirSync(NSPAWN_RUNTIME, { recursive: true });
-  const script = 'mountpoint -q "$1" || mount -t tmpfs -o mode=0755 tmpfs "$1"';
-  await local`flock /run/hardway-nspawn.lock sh -c ${script} sh ${NSPAWN_RUNTIME}`;
+/** The lock two labs starting at once take before they look at, and mount, NSPAWN_RUNTIME. */
+export const NSPAWN_RUNTIME_LOCK = '/run/hardway-nspawn-runtime.lock';
+
+/** What mounting the nspawn runtime touches (a test passes its own). */
+export interface NspawnRuntimeDeps {
+  lockFile: string;
+  isMounted(): boolean;
+  mount(): Promise<void>;
+  pollMs?: number;
+}
+
+const HOST_RUNTIME: NspawnRuntimeDeps = {
+  lockFile: NSPAWN_RUNTIME_LOCK,
+  isMounted: () => isMountPoint(NSPAWN_RUNTIME),
+  mount: async () => {
+    mkdirSync(NSPAWN_RUNTIME, { recursive: true });
+    await local`mount -t tmpfs -o mode=0755 tmpfs ${NSPAWN_RUNTIME}`;
+  },
+};
+
+/**
+ * Mounts a tmpfs on /run/systemd/nspawn unless one is there, under hardway's one file lock (the
+ * project's, the lab's host settings' and the build caches'): two labs may start at once, and
+ * the second must find the first one's mount, not mount another over it.
+ */
+export async function ensureNspawnRuntime(deps: NspawnRuntimeDeps = HOST_RUNTIME): Promise<void> {
+  if (deps.isMounted()) return;
+  await withFileLock(deps.lockFile, 'mount the nspawn runtime', async () => {
+    if (!deps.isMounted()) await deps.mount();
+  }, { pollMs: deps.pollMs ?? 100 });
 }
 
 /** The systemd-nspawn arguments that boot a machine on the lab bridge. */

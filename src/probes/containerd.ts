@@ -22,11 +22,12 @@ export function parseImageList(text: string): Map<string, string> {
   return out;
 }
 
-/** What containerd's k8s.io namespace holds: the raw answer of `ctr images ls` (read with parseImageList). */
+/**
+ * What containerd's k8s.io namespace holds (the node's image cache): the raw answer of `ctr images
+ * ls` (read with parseImageList; its exit code says whether containerd answered). The one images
+ * read of the images step, verify and doctor.
+ */
 export const images = probe('images', () => sh`${CTR} -n ${CRI_NAMESPACE} images ls`);
-
-/** The names of the images in the node's cache (containerd's k8s.io namespace). */
-export const cachedImageNames = probe('cached-image-names', () => sh`PATH=$PATH:${WORKER.bin}; ctr -n ${CRI_NAMESPACE} images ls -q`);
 
 /**
  * A fetch of `image`'s manifest from the registry itself (through the mirrors of certs.d), never

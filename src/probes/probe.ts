@@ -13,6 +13,10 @@ export interface ProbeAnswer {
 
 const REQUEST = Symbol('hardway.probe-request');
 
+// Every request the constructors below issued, and nothing else: a copy (`{ ...req, cmd }`) or a
+// hand-made object carrying the symbol is not in it, so its command never reaches a machine.
+const ISSUED = new WeakSet<object>();
+
 /** One probe asked with its arguments: what goes to the machine, and how its answer reads. */
 export interface ProbeRequest<R = unknown> {
   readonly [REQUEST]: true;
@@ -39,7 +43,12 @@ export interface Probe<A extends unknown[], R> {
 /** What an answer reads as, for a request or a record of them. */
 export type Answer<Q> = Q extends ProbeRequest<infer R> ? R : never;
 
-const request = <R>(fields: Omit<ProbeRequest<R>, typeof REQUEST | 'op'>): ProbeRequest<R> => ({ [REQUEST]: true, op: 'P', ...fields });
+const request = <R>(fields: Omit<ProbeRequest<R>, typeof REQUEST | 'op'>): ProbeRequest<R> => {
+  // Frozen: the command the facts layer sends is the one the probe built.
+  const req: ProbeRequest<R> = Object.freeze({ [REQUEST]: true as const, op: 'P' as const, ...fields });
+  ISSUED.add(req);
+  return req;
+};
 
 /** A probe: its name, the command for its arguments, and how its answer reads (the raw answer when no parser is given). */
 export function probe<A extends unknown[], R = ProbeAnswer>(name: string, command: (...args: A) => Command, parse?: (answer: ProbeAnswer) => R): Probe<A, R> {
@@ -67,6 +76,11 @@ export function waitProbe<A extends unknown[], R = ProbeAnswer>(name: string, co
 /** True for a request made by a probe's `ask`. */
 export function isProbeRequest(x: unknown): x is ProbeRequest {
   return typeof x === 'object' && x !== null && REQUEST in x;
+}
+
+/** True only for a request one of this module's constructors issued itself (not a copy, not a look-alike): the facts layer runs no other. */
+export function isIssuedRequest(x: unknown): boolean {
+  return typeof x === 'object' && x !== null && ISSUED.has(x);
 }
 
 /** The same request over other items (the union of what plans asking at once want). */

@@ -19,11 +19,16 @@ export const fstabLinesWith = probe('fstab-lines-with', (note: string) => sh`gre
 /** Whether bridged traffic can be seen by iptables at all (br_netfilter loaded or built in). */
 export const brNetfilterPresent = probe('br-netfilter', () => sh`test -e /proc/sys/net/bridge/bridge-nf-call-iptables && echo present`, (a) => a.stdout.trim() === 'present');
 
-/** The values of kernel settings, in the order asked (a setting that does not exist gives none). */
-export const sysctlValues = probe('sysctl-values', (keys: readonly string[]) => sh`sysctl -n ${keys} 2>/dev/null`, (a) => a.stdout.split('\n').map((l) => l.trim()).filter(Boolean));
+/** Kernel settings by key from `sysctl KEY...` lines (`KEY = VALUE`; `KEY VALUE` read too); a key that does not exist has none. */
+export function parseSysctls(text: string): Map<string, string> {
+  return new Map(text.split('\n').map((l) => l.trim()).filter(Boolean).map((l): [string, string] => {
+    const [k, v] = l.split(/\s*=\s*|\s+/);
+    return [k!, v ?? ''];
+  }));
+}
 
-/** `KEY = VALUE` lines of kernel settings (a key that does not exist has no line). */
-export const sysctlLines = probe('sysctl-lines', (keys: readonly string[]) => sh`sysctl ${keys} 2>/dev/null; :`);
+/** The values of kernel settings, by key (a setting that does not exist is left out): the one sysctl read of worker-os, doctor and the bundle. */
+export const sysctls = probe('sysctls', (keys: readonly string[]) => sh`sysctl ${keys} 2>/dev/null; :`, (a) => parseSysctls(a.stdout));
 
 /** Which of `paths` exist (one `ls -1d`). */
 export const pathsPresent = probe('paths-present', (paths: readonly string[]) => sh`ls -1d -- ${paths} 2>/dev/null; :`, (a) => new Set(a.stdout.split('\n').filter(Boolean)));

@@ -7,7 +7,7 @@ import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { CommandError } from '../errors.ts';
 import { sh } from '../shell.ts';
 import { binaryFiles } from './support/binaries.ts';
-import { etcdHealthCommand, etcdHealthy } from '../probes/etcd.ts';
+import { etcdHealthCommand, etcdHealthy } from '../probes/etcdctl.ts';
 import { pathMode } from '../probes/system.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import { renderedFor } from './support/rendered.ts';

@@ -14,7 +14,7 @@ import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL, dnsObjects, type DnsObjec
 import { corednsImage } from '../dns/image.ts';
 import { COREDNS_IMAGE } from '../images/names.ts';
 import { localKubectl } from './support/api.ts';
-import { findObject, objectItems, podsLabelled, rolloutDone, type KubeObject } from '../probes/cluster.ts';
+import { findObject, objectItems, podsLabelled, rolloutDone, type KubeObject } from '../probes/kubectl.ts';
 import { holdsFields, readLiveObjects } from './support/cluster-objects.ts';
 import { kubernetesToRender } from './support/kubernetes-version.ts';
 import { podProblems, type PodObject } from './support/pods.ts';

@@ -5,7 +5,7 @@
 import { sh } from '../shell.ts';
 import { localKubectl } from './support/api.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
-import { findObject, objectItems, type KubeObject } from '../probes/cluster.ts';
+import { findObject, objectItems, type KubeObject } from '../probes/kubectl.ts';
 import { holdsFields, readLiveObjects } from './support/cluster-objects.ts';
 import { parseAllDocuments } from 'yaml';
 

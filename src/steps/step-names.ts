@@ -1,22 +1,27 @@
 // Every step's name, once, with what kind of step it is: the step registry (./index.ts) must load
 // exactly these, and what renders files tags them with the step that installs them (RenderStep),
-// derived from here rather than listed again.
+// derived from here rather than listed again. The systemd services hardway runs are named here too,
+// each by the step that installs and starts it: verify, doctor and its bundle derive theirs.
 
-/** Every step by name: `renders` for a step that installs rendered files, `component` for a worker component with a unit of its own. */
+/**
+ * Every step by name: `renders` for a step that installs rendered files, `component` for a worker
+ * component with a unit of its own, `services` for the systemd services it installs and runs (in
+ * start order).
+ */
 export const STEP_NAMES = {
   'pin-hosts': { renders: true },
   distribute: {},
-  'bootstrap-etcd': { renders: true },
-  'bootstrap-control-plane': { renders: true },
+  'bootstrap-etcd': { renders: true, services: ['etcd'] },
+  'bootstrap-control-plane': { renders: true, services: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] },
   'kubelet-rbac': {},
   'worker-os': { renders: true },
-  containerd: { renders: true, component: true },
+  containerd: { renders: true, component: true, services: ['containerd'] },
   images: {},
   cni: { renders: true, component: true },
-  'api-proxy': { renders: true },
-  kubelet: { renders: true, component: true },
-  'kube-proxy': { renders: true, component: true },
-  routes: { renders: true },
+  'api-proxy': { renders: true, services: ['haproxy'] },
+  kubelet: { renders: true, component: true, services: ['kubelet'] },
+  'kube-proxy': { renders: true, component: true, services: ['kube-proxy'] },
+  routes: { renders: true, services: ['hardway-pod-routes'] },
   dns: {},
   verify: {},
   reset: {},
@@ -34,3 +39,27 @@ export type RenderStep = Having<'renders'>;
 
 /** A worker step that installs one component's binaries, files and unit. */
 export type WorkerComponentName = Having<'component'>;
+
+type ServicesOf<K extends StepName> = (typeof STEP_NAMES)[K] extends { services: infer S extends readonly string[] } ? S : readonly [];
+
+/** The services a step installs and runs, in start order (none for most steps). */
+export function servicesOfStep<K extends StepName>(step: K): ServicesOf<K> {
+  const entry = STEP_NAMES[step] as { services?: readonly string[] };
+  return (entry.services ?? []) as ServicesOf<K>;
+}
+
+/** Every service hardway runs -> the step that installs and runs it (what puts it back). */
+export const SERVICE_STEPS: ReadonlyMap<string, StepName> = new Map(
+  (Object.keys(STEP_NAMES) as StepName[]).flatMap((step) => servicesOfStep(step).map((service): [string, StepName] => [service, step])),
+);
+
+/** The control-plane services of Kubernetes, in start order (etcd, the pod routes and the API proxy aside). */
+export const CONTROL_PLANE_SERVICES = servicesOfStep('bootstrap-control-plane');
+
+/** The worker services hardway runs, one per component with a service, in the order of the step table. */
+export const WORKER_SERVICES = (Object.keys(STEP_NAMES) as StepName[])
+  .filter((step) => (STEP_NAMES[step] as { component?: boolean }).component)
+  .flatMap((step) => servicesOfStep(step)) as readonly WorkerService[];
+
+/** A worker service. */
+export type WorkerService = ServicesOf<'containerd'>[number] | ServicesOf<'kubelet'>[number] | ServicesOf<'kube-proxy'>[number];

@@ -3,14 +3,13 @@
 import { createHash } from 'node:crypto';
 import { severalControlPlanes } from '../api-endpoints.ts';
 import { FailureError } from '../errors.ts';
-import { missingPodRoutes, podRoutes, ROUTES_SERVICE } from '../render/routes.ts';
-import { API_PROXY_SERVICE } from '../render/worker.ts';
+import { missingPodRoutes, podRoutes } from '../render/routes.ts';
 import type { CheckStep, StepContext } from '../engine/types.ts';
 import type { ProbeResult } from '../engine/facts.ts';
 import type { Inventory, Machine } from '../inventory.ts';
-import { CONTROL_PLANE_SERVICES, WORKER_SERVICES } from './support/components.ts';
-import { clusterObjects, clusterObjectsAgain, NO_KUBECTL, objectItems } from '../probes/cluster.ts';
-import { etcdHealth } from '../probes/etcd.ts';
+import { CONTROL_PLANE_SERVICES, servicesOfStep, WORKER_SERVICES } from './step-names.ts';
+import { clusterObjects, clusterObjectsAgain, NO_KUBECTL, objectItems } from '../probes/kubectl.ts';
+import { etcdHealth } from '../probes/etcdctl.ts';
 import { DNS_HEALTH_OBJECTS, dnsHealthProblems } from '../dns/health.ts';
 import { inspect } from './support/inspect.ts';
 import { numberOption } from './options.ts';
@@ -21,12 +20,12 @@ import { images, parseImageList } from '../probes/containerd.ts';
 import { archiveImageNames } from './images.ts';
 import { sandboxImageOf, sandboxOnWorker } from './support/sandbox-image.ts';
 
-/** The services that must be active on a machine of this role. */
+/** The services that must be active on a machine of this role (each named by its step in steps/step-names.ts). */
 export function expectedServices(inv: Inventory, m: Machine): string[] {
-  const routes = podRoutes(inv, m).length > 0 ? [ROUTES_SERVICE] : [];
-  const proxy = severalControlPlanes(inv) ? [API_PROXY_SERVICE] : [];
+  const routes = podRoutes(inv, m).length > 0 ? servicesOfStep('routes') : [];
+  const proxy = severalControlPlanes(inv) ? servicesOfStep('api-proxy') : [];
   return m.role === 'control-plane'
-    ? ['etcd', ...CONTROL_PLANE_SERVICES, ...routes]
+    ? [...servicesOfStep('bootstrap-etcd'), ...CONTROL_PLANE_SERVICES, ...routes]
     : [...WORKER_SERVICES, ...proxy, ...routes];
 }
 

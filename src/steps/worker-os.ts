@@ -4,7 +4,7 @@
 // br_netfilter (loaded, or built into the kernel: then only its sysctls exist), and the bridge and
 // forwarding sysctls, persisted in one file each (never appended).
 import { severalControlPlanes } from '../api-endpoints.ts';
-import { installedPackages, fstabSwapLines, brNetfilterPresent, swapDevices, sysctlValues } from '../probes/system.ts';
+import { installedPackages, fstabSwapLines, brNetfilterPresent, swapDevices, sysctls } from '../probes/system.ts';
 import { unitEnabled } from '../probes/systemd.ts';
 import type { Inventory } from '../inventory.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
@@ -39,7 +39,7 @@ export const workerOsStep: ChangeStep = {
       fstab: fstabSwapLines.ask(),
       swapTarget: unitEnabled.ask('swap.target'),
       bridge: brNetfilterPresent.ask(),
-      sysctls: sysctlValues.ask(WORKER_SYSCTLS),
+      sysctls: sysctls.ask(WORKER_SYSCTLS),
     });
     const p = found.probes;
     const changes: Change[] = [];
@@ -72,7 +72,8 @@ export const workerOsStep: ChangeStep = {
     }
     const fileWork = fileChangesFrom(found, files);
     changes.push(...fileWork);
-    const values = p.sysctls;
+    // The settings there are, in the order of WORKER_SYSCTLS (a key that does not exist has none).
+    const values = WORKER_SYSCTLS.flatMap((k) => (p.sysctls.has(k) ? [p.sysctls.get(k)!] : []));
     if (fileWork.some((c) => c.kind === 'put' && c.path === WORKER.sysctl) || values.length !== WORKER_SYSCTLS.length || values.some((v) => v.trim() !== '1')) {
       changes.push({ kind: 'exec', cmd: sh`sysctl -q -p ${WORKER.sysctl}`, reason: `apply ${WORKER.sysctl} (now: ${values.join(' ') || 'unset'})` });
     }

@@ -6,7 +6,7 @@
 // carried, quotes for bash with $'...' and runs bash: a second quoting style and shell.)
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { CommandError } from '../errors.ts';
 import { isCommand, sh, type Command } from '../shell.ts';
@@ -80,6 +80,36 @@ export interface RunOptions {
   onStdout?: (chunk: Buffer) => void;
   /** Sees stderr as it comes; it is collected all the same. */
   onStderr?: (chunk: Buffer) => void;
+  /** Kills the command (and what it started) when aborted; the promise then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+// Ctrl-C, a hang-up or a kill reach hardway once for the whole process, so every local command
+// running then (or started after) is aborted together: src/cli/interrupt.ts calls abortLocalCommands.
+const interrupted = new AbortController();
+
+/** Aborts every local command running now or started later (kills each one and what it started): hardway is being interrupted. */
+export function abortLocalCommands(reason: string): void {
+  interrupted.abort(new Error(reason));
+}
+
+/** The processes `pid` started, and theirs (Linux /proc; none where it cannot be read). */
+function descendantsOf(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    /* gone, or no /proc */
+  }
+  return children.flatMap((c) => [c, ...descendantsOf(c)]);
+}
+
+function kill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    /* already gone */
+  }
 }
 
 /**
@@ -89,8 +119,22 @@ export interface RunOptions {
  */
 export function runCommand(cmd: Command, opts: RunOptions = {}): Promise<ExecResult> {
   const machine = opts.machine ?? 'local';
+  const abort = opts.signal ? AbortSignal.any([interrupted.signal, opts.signal]) : interrupted.signal;
+  if (abort.aborted) return Promise.reject(abort.reason as Error);
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', cmd.text], { detached: opts.timeoutMs !== undefined, cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const detached = opts.timeoutMs !== undefined;
+    const child = spawn('/bin/sh', ['-c', cmd.text], { detached, cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let aborted = false;
+    // A command in a group of its own goes with its group; one in ours, with each process it started
+    // (found before the shell goes, or they would be orphans no one can name).
+    const onAbort = () => {
+      aborted = true;
+      clearTimeout(timer);
+      if (detached) kill(-child.pid!, 'SIGKILL');
+      else for (const pid of [...descendantsOf(child.pid!).reverse(), child.pid!]) kill(pid, 'SIGKILL');
+      reject(abort.reason as Error);
+    };
+    abort.addEventListener('abort', onAbort, { once: true });
     const out: Buffer[] = [];
     const errOut: Buffer[] = [];
     let timedOut = false;
@@ -114,11 +158,13 @@ export function runCommand(cmd: Command, opts: RunOptions = {}): Promise<ExecRes
     child.stdin.on('error', () => undefined); // a command that ignores stdin may close it early
     child.on('error', (e) => {
       clearTimeout(timer);
+      abort.removeEventListener('abort', onAbort);
       reject(new CommandError(machine, cmd.text, null, e.message));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (timedOut) return;
+      abort.removeEventListener('abort', onAbort);
+      if (timedOut || aborted) return;
       const status = code ?? 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 127) : 127);
       resolve({ code: status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(errOut).toString('utf8') });
     });

@@ -7,7 +7,7 @@ import { sharedApiName } from '../../src/api-names.ts';
 import { identitiesFor } from '../../src/certs/identities.ts';
 import { kubeconfigsFor } from '../../src/certs/kubeconfig.ts';
 import { InputError } from '../../src/errors.ts';
-import { etcdHealthCommand } from '../../src/probes/etcd.ts';
+import { etcdHealthCommand } from '../../src/probes/etcdctl.ts';
 import { etcdProblems, expectedServices } from '../../src/steps/verify.ts';
 import { workerPackages, WORKER_PACKAGES } from '../../src/steps/worker-os.ts';
 import { EXAMPLE, host, inventory, THREE_CP } from './render-fixtures.ts';

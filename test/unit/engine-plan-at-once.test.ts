@@ -8,7 +8,7 @@ import { sh } from '../../src/shell.ts';
 import { inspect } from '../../src/steps/support/inspect.ts';
 import { FailureError } from '../../src/errors.ts';
 import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
-import { apiReady } from '../../src/probes/cluster.ts';
+import { apiReady } from '../../src/probes/kubectl.ts';
 
 const fileStep = (name: string, path: string): Step => ({
   name,

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { coalescedFacts } from '../../src/engine/coalesced-facts.ts';
 import { factsFrom, type FactRequest } from '../../src/engine/facts.ts';
-import { clusterObjects, getObjectsCommand, NODE_LIST_FROM, objectItems } from '../../src/probes/cluster.ts';
+import { clusterObjects, getObjectsCommand, NODE_LIST_FROM, objectItems } from '../../src/probes/kubectl.ts';
 import { KUBELET_START_WAIT_S, kubeletsStarting, nodeStates, readyDeadline } from '../../src/steps/verify.ts';
 
 const node = (name: string, status?: string, message?: string) => ({

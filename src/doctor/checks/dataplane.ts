@@ -4,6 +4,7 @@
 import type { Machine } from '../../inventory.ts';
 import { missingPodRoutes } from '../../render/routes.ts';
 import { parseRoutes } from '../../probes/network.ts';
+import { parseSysctls } from '../../probes/system.ts';
 import { WORKER_SYSCTLS } from '../../steps/support/components.ts';
 import { stepsFix } from '../fixes.ts';
 import type { ApiEvidence, DoctorContext, Finding, MachineEvidence } from '../types.ts';
@@ -11,10 +12,7 @@ import type { ApiEvidence, DoctorContext, Finding, MachineEvidence } from '../ty
 /** br_netfilter's sysctls and ip_forward on a worker, each wanted at 1. */
 export function sysctlFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
   if (m.role !== 'worker' || !ev.probes.sysctls) return [];
-  const got = new Map<string, string>(ev.probes.sysctls.stdout.split('\n').filter(Boolean).map((l) => {
-    const [k, v] = l.trim().split(/\s*=\s*|\s+/);
-    return [k!, v ?? ''];
-  }));
+  const got = parseSysctls(ev.probes.sysctls.stdout);
   const off = WORKER_SYSCTLS.map((k): [string, string] => [k, got.get(k) ?? '']).filter(([, v]) => v !== '1');
   const bridge = off.filter(([k]) => k.startsWith('net.bridge.'));
   const forward = off.filter(([k]) => k === 'net.ipv4.ip_forward');

@@ -2,7 +2,8 @@
 // through the mirrors that never looks at the node's image cache. Pure.
 import type { Machine } from '../../inventory.ts';
 import { WORKER } from '../../layout.ts';
-import { stepsFix } from '../fixes.ts';
+import { parseImageList } from '../../probes/containerd.ts';
+import { labMachineLine, stepsFix } from '../fixes.ts';
 import { CACHED_PROBE, pullProbe } from '../probes.ts';
 import { REGISTRY_HOSTNAME } from '../../lab/registry.ts';
 import type { DoctorContext, Finding, MachineEvidence } from '../types.ts';
@@ -35,7 +36,7 @@ export function registryFileFindings(ctx: DoctorContext, m: Machine, ev: Machine
  */
 export function pullFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence, fileFindings: Finding[]): Finding[] {
   if (m.role !== 'worker') return [];
-  const cached = new Set((ev.probes[CACHED_PROBE]?.stdout ?? '').split('\n').map((l) => l.trim()).filter(Boolean));
+  const cached = new Set(parseImageList(ev.probes[CACHED_PROBE]?.stdout ?? '').keys());
   const cause = fileFindings.find((f) => f.check === 'registry') ?? fileFindings.find((f) => f.check === 'containerd');
   return ctx.testImages.flatMap((image): Finding[] => {
     const r = ev.probes[pullProbe(image)];
@@ -51,7 +52,7 @@ export function pullFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence
     const registryDown = ctx.lab?.registry && !ctx.lab.running.includes(REGISTRY_HOSTNAME);
     return [{
       machine: m.hostname, check: 'pull', evidence,
-      fix: registryDown ? `hardway lab start ${REGISTRY_HOSTNAME} --name ${ctx.lab!.name}` : null,
+      fix: registryDown ? labMachineLine('start', REGISTRY_HOSTNAME, ctx.lab!.name) : null,
       cause: registryDown
         ? `pulling ${image} on ${m.hostname} fails: the lab's registry machine is not running`
         : `pulling ${image} on ${m.hostname} fails though its hosts.toml is as cluster.yaml says: is the registry up, and does it hold the image?`,

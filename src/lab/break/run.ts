@@ -2,6 +2,7 @@
 // there, and gives it the machine over the project's own SSH transport (strict host keys, as always).
 import { join } from 'node:path';
 import { CommandError, InputError } from '../../errors.ts';
+import { labLine, labMachineLine } from '../../doctor/fixes.ts';
 import { loadInventory, type Machine } from '../../inventory.ts';
 import { hostConnector } from '../../transport/index.ts';
 import { localKubectl } from '../../steps/support/api.ts';
@@ -37,11 +38,11 @@ export async function labBreak(req: BreakRequest, paths: LabPaths, progress: Pro
   const inventory = loadInventory(join(dir, LAB_FILES.machines));
   const machine = chooseMachine(scenario, inventory.machines, req.node);
   if (scenario.registry && !(state.plan.spec.registry && inventory.settings.registries?.[LAB_REGISTRY_NAME])) {
-    throw new InputError(`${scenario.name} needs the lab's registry, and lab "${state.plan.spec.name}" has none`, `hardway lab up --name ${state.plan.spec.name} --registry`);
+    throw new InputError(`${scenario.name} needs the lab's registry, and lab "${state.plan.spec.name}" has none`, labLine('up', state.plan.spec.name, '--registry'));
   }
   const labMachine = findMachine(state.plan, machine.hostname);
   if (runningPid(machineDir(paths, state.plan.spec.name, machine.hostname), labMachine) === undefined) {
-    throw new InputError(`${machine.hostname} is not running: ${scenario.name} breaks a running machine`, `hardway lab start ${machine.hostname} --name ${state.plan.spec.name}`);
+    throw new InputError(`${machine.hostname} is not running: ${scenario.name} breaks a running machine`, labMachineLine('start', machine.hostname, state.plan.spec.name));
   }
   let transport: Transport | undefined;
   let apiTransport: Transport | undefined;

@@ -3,6 +3,7 @@
 // the command `hardway doctor` names (each row says which, for the tests and for the README).
 import { readFileSync } from 'node:fs';
 import { commandFor } from '../../command-table.ts';
+import { labMachineLine } from '../../doctor/fixes.ts';
 import type { Check } from '../../doctor/types.ts';
 import type { StepName } from '../../steps/index.ts';
 import { FailureError } from '../../errors.ts';
@@ -39,7 +40,7 @@ export type ScenarioFix = { steps: StepName[]; everywhere?: boolean } | { lab: '
 /** The command line of a scenario's fix for the machine it broke, in lab `lab`, from the command table. */
 export function scenarioFix(s: Scenario, machine: string, lab: string): string {
   const fix = s.doctor.fix;
-  if ('lab' in fix) return `hardway lab ${fix.lab} ${machine} --name ${lab}`;
+  if ('lab' in fix) return labMachineLine(fix.lab, machine, lab);
   return commandFor(fix.steps, fix.everywhere ? {} : { node: machine });
 }
 

@@ -3,7 +3,7 @@
 // of what hardway applies, and the wait for an API server that has just started.
 import type { StepContext } from '../../engine/types.ts';
 import { FailureError, PreconditionError } from '../../errors.ts';
-import { apiReady, clusterObjects, objectItems, type KubeObject } from '../../probes/cluster.ts';
+import { apiReady, clusterObjects, objectItems, type KubeObject } from '../../probes/kubectl.ts';
 import { apiServerState } from '../../probes/systemd.ts';
 import { numberOption } from '../options.ts';
 

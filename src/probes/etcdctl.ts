@@ -1,4 +1,4 @@
-// Probes of etcd over TLS with the client certificate hardway issued: its health (of the local
+// etcdctl reads: probes of etcd over TLS with the client certificate hardway issued: its health (of the local
 // member, or of every member) and the wait for it.
 import { sh, type Command } from '../shell.ts';
 import { etcdctl, waitEtcdCommand } from '../steps/support/etcd.ts';

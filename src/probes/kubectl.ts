@@ -1,4 +1,4 @@
-// Probes of the cluster's objects, asked of the first control plane's API server with kubectl and
+// kubectl reads: probes of the cluster's objects, asked of the first control plane's API server with kubectl and
 // the admin kubeconfig there. kubectl is a large Go program whose start costs more than most of a
 // no-op's other probes together, so the reads that plans and checks ask at the same time (the
 // at-once round) share one kubectl. Waits for the API and for a rollout are probes too.
