@@ -5,9 +5,9 @@ import { COMMAND_ALIASES, COMMANDS, GROUPS, loadCommand, SUBCOMMAND_GROUPS } fro
 import { commandHelp, groupHelp, topHelp } from './cli/help.ts';
 import { checkRanges, say, type CliCommand, type CliContext } from './cli/command.ts';
 import { resolveArgs, subcommandsOf } from './cli/resolve.ts';
-import { closest, didYouMean } from './cli/suggest.ts';
+import { closest, didYouMean } from './ui/suggest.ts';
 import { packageRoot, version } from './cli/version.ts';
-import { widthOf } from './cli/wrap.ts';
+import { widthOf } from './ui/wrap.ts';
 import { errorJson, formatError, InputError, isExpectedError } from './errors.ts';
 import { pathError } from './input-file.ts';
 import { missingPackageMessage } from '../bin/missing-package.mjs';

@@ -2,7 +2,7 @@
 // to the width of the terminal it is printed on.
 import type { CliCommand, OptionSpec } from './command.ts';
 import type { CommandEntry, CommandGroup } from '../commands/entry.ts';
-import { twoColumns, wrap, wrapBlock } from './wrap.ts';
+import { twoColumns, wrap, wrapBlock } from '../ui/wrap.ts';
 
 /** The top-level help: usage, every command under its group's heading, and where to read more. */
 export function topHelp(commands: readonly CommandEntry[], groups: readonly CommandGroup[], width: number): string {

@@ -2,7 +2,7 @@
 // list of commands (`hardway lab`), help or the version, or nothing known, with the names closest
 // to what was typed.
 import type { CommandEntry } from '../commands/entry.ts';
-import { closest } from './suggest.ts';
+import { closest } from '../ui/suggest.ts';
 
 /** The outcome of reading the command words. */
 export type Resolution =

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { jsonOption, say, type CommandModule } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
-import { closest, didYouMean } from '../cli/suggest.ts';
+import { closest, didYouMean } from '../ui/suggest.ts';
 import { InputError } from '../errors.ts';
 import { listScenarios, labBreak } from '../lab/break/run.ts';
 import { findScenario, SCENARIOS } from '../lab/break/scenarios.ts';
@@ -12,7 +12,7 @@ import { checkAccess } from './lab.ts';
 /** `hardway lab break`. */
 export const labBreakCommand: CommandModule = {
   name: 'lab break',
-  args: 'SCENARIO',
+  args: 'SCENARIO | --list',
   details: [
     `Scenarios: ${SCENARIOS.map((s) => s.name).join(', ')} (--list says what each breaks and what you will see).`,
     'Nothing undoes a scenario but the fix "hardway doctor" names: run doctor, then exactly its fix.',

@@ -1,6 +1,6 @@
 // Every command that works on the machines (pin-hosts ... up): the global options, the checks of
 // --only/--node/--concurrency, and the wiring of the SSH transport into the engine.
-import { closest, didYouMean } from '../cli/suggest.ts';
+import { closest, didYouMean } from '../ui/suggest.ts';
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, SSH_OPTIONS, yesOption, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { FailureError, InputError, PreconditionError } from '../errors.ts';
 import { archiveImageNames } from '../steps/images.ts';

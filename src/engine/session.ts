@@ -8,7 +8,7 @@ import { Redactor } from '../ui/redact.ts';
 import { plainReporter } from '../ui/reporter.ts';
 import { summaryJson, summaryLines } from '../ui/summary.ts';
 import { outputStyle, palette } from '../ui/terminal.ts';
-import { widthOf } from '../cli/wrap.ts';
+import { widthOf } from '../ui/wrap.ts';
 import { connectionPool, type TransportFactory } from './connections.ts';
 import { acquireRunLock } from './lock.ts';
 import { openRunLog } from './run-log.ts';

@@ -3,7 +3,7 @@
 import type { HostResult, RunResult } from '../engine/types.ts';
 import type { Palette } from './terminal.ts';
 import { indent, plural, withoutHost } from './reporter.ts';
-import { DEFAULT_WIDTH, wrap } from '../cli/wrap.ts';
+import { DEFAULT_WIDTH, wrap } from './wrap.ts';
 
 /** Totals and `ok` from the results of every step on every host. */
 export function summarize(results: HostResult[]): RunResult {

@@ -11,7 +11,7 @@ import { COMMANDS, loadCommand, SUBCOMMAND_GROUPS } from '../../src/commands/ind
 import { commandHelp } from '../../src/cli/help.ts';
 import { groupPrefixes, resolveArgs } from '../../src/cli/resolve.ts';
 import { COMMAND_ALIASES } from '../../src/commands/index.ts';
-import { wrap, wrapBlock } from '../../src/cli/wrap.ts';
+import { wrap, wrapBlock } from '../../src/ui/wrap.ts';
 import { runCli } from '../helpers/cli.ts';
 import { commandOf, problemsOf } from '../helpers/command-lines.ts';
 import { hardwayCalls } from '../helpers/command-lines.ts';

@@ -40,6 +40,19 @@ describe('README.md and docs/', () => {
     expect(await problemsOf(['lab', 'ssh', 'node-0', '--', 'ls', '-h', '--whatever'])).toEqual([]);
   });
 
+  it('the checker finds a wrong value or argument: --only a step the command lacks, --node without its value, a choice not taken, arguments too many or too few', async () => {
+    expect(await problemsOf(['bootstrap-workers', '--only', 'kubelt', '--node', 'node-1'])).toEqual(['"hardway bootstrap-workers" has no step "kubelt" (--only)']);
+    expect(await problemsOf(['bootstrap-workers', '--only', 'kubelet', '--node', 'node-1'])).toEqual([]);
+    expect((await problemsOf(['up', '--node']))[0]).toMatch(/^"hardway up": Option '--node <value>' argument missing/);
+    expect(await problemsOf(['reset', '--delete-data', 'etc', '--yes'])).toEqual(['"hardway reset": --delete-data does not know "etc"']);
+    expect(await problemsOf(['up', 'node-0'])).toEqual(['"hardway up" takes no arguments (none), got 1: node-0']);
+    expect(await problemsOf(['lab', 'stop', 'node-0', 'node-1'])).toEqual(['"hardway lab stop" takes 0 to 1 arguments ([MACHINE]), got 2: node-0 node-1']);
+    expect(await problemsOf(['lab', 'ssh', 'node-0', 'hostname'])).toEqual([]);
+    expect(await problemsOf(['etcd', 'snapshot', 'restore', '--dry-run'])).toEqual(['"hardway etcd snapshot restore" takes 1 argument(s) (FILE), got 0: (none)']);
+    expect(await problemsOf(['lab', 'break', '--list'])).toEqual([]);
+    expect(await problemsOf(['certs', '--renew', 'admin', 'node-0/kubelet'])).toEqual([]);
+  });
+
   it('docs/cluster-yaml.md names every key of cluster.yaml', () => {
     const doc = read('docs/cluster-yaml.md');
     const missing = clusterYamlKeys().filter((k) => !doc.includes(`\`${k}\``));
