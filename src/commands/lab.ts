@@ -2,7 +2,7 @@
 // src/lab/; these are the options, the messages and the exit codes.
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { commandLine, jsonOption, say, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { commandLine, jsonOption, needsYes, say, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
 import { InputError } from '../errors.ts';
 import { labRebootMachine, labStartMachine, labStopMachine } from '../lab/control.ts';
@@ -253,8 +253,7 @@ async function labDownNow(ctx: CliContext): Promise<number> {
     return 0;
   }
   if (ctx.values.yes !== true) {
-    throw new InputError(`"hardway lab down" removes ${present.map((l) => `lab "${l}"`).join(', ') || 'every lab'}: its machines and the cluster on them; rerun with --yes to do it`,
-      `"${commandLine(ctx, 'lab down')} --dry-run" says what it would remove`);
+    throw needsYes(ctx, 'lab down', `removes ${present.map((l) => `lab "${l}"`).join(', ') || 'every lab'}: its machines and the cluster on them`);
   }
   await checkLabHost();
   if (ctx.values.all) {

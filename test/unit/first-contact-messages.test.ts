@@ -165,8 +165,8 @@ describe('lab down and multipass down need --yes, and offer --dry-run', () => {
     writeFileSync(join(state, 'fc', 'state.json'), JSON.stringify({ version: 1, plan, createdAt: new Date().toISOString() }));
     const env = { ...process.env, HARDWAY_LAB_STATE: state };
     const refused = await runCli(['lab', 'down', '--name', 'fc'], state, env);
-    failedCleanly(refused, 2, '"hardway lab down" removes lab "fc": its machines and the cluster on them; rerun with --yes to do it');
-    expect(refused.stderr).toContain('hint: "hardway lab down --name fc --dry-run" says what it would remove');
+    failedCleanly(refused, 2, '"hardway lab down" removes lab "fc": its machines and the cluster on them; it runs only with --yes');
+    expect(refused.stderr).toContain('hint: run it again with --yes to do it: hardway lab down --name fc --yes\n        or with --dry-run to see what it would do: hardway lab down --name fc --dry-run\n');
     const dry = await runCli(['lab', 'down', '--name', 'fc', '--dry-run'], state, env);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toBe(`lab "fc": would stop 2 machine(s) (server, node-0), unmount their overlays, remove bridge hw-fc and ${join(state, 'fc')}; the files in /tmp/fc-lab and the cached root stay\n`);
