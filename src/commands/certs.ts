@@ -92,6 +92,9 @@ async function certs(ctx: CliContext): Promise<number> {
   // Every leaf at once is a new key on every machine: asked for twice, like the other destructive commands.
   if (renewing && positionals.length === 0 && values.yes !== true) throw needsYes(ctx, 'certs --renew', wouldRenew);
   return withRunLock(inv.dir, 'certs', async () => {
+    // Keys are made before any line of the report: say first how many, so the seconds are not silence.
+    const making = renew?.size ?? previewPki(inv, new Date()).lines.filter((l) => !l.kept && /^would (re)?issue /.test(l.text)).length;
+    if (making > 0) say(stdout, `making ${making} new key(s) and certificate(s) in pki/...`);
     printReport(await ensureCertificates(inv, new Date(), { ...(renew ? { renew } : {}) }), { stdout, stderr });
     if (renew) {
       // The kubeconfigs embed the client certificates: renewed ones must not keep the old.

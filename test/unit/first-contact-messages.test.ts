@@ -157,6 +157,28 @@ describe('the project is named the same way everywhere: --dir DIR, or --machines
   });
 });
 
+describe('lab status --json', () => {
+  it('prints exactly one JSON object on one line: one lab, and every lab of several', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'hw-labstatus-'));
+    for (const [name, subnet] of [['fa', '10.240.171.0/24'], ['fb', '10.240.172.0/24']] as const) {
+      const plan = planLab({ name, servers: 1, workers: 1, subnet, dir: `/tmp/${name}-lab` });
+      mkdirSync(join(state, name), { recursive: true });
+      writeFileSync(join(state, name, 'state.json'), JSON.stringify({ version: 1, plan, createdAt: new Date().toISOString() }));
+    }
+    const env = { ...process.env, HARDWAY_LAB_STATE: state };
+    for (const [args, labs] of [[['--name', 'fa'], ['fa']], [[], ['fa', 'fb']]] as const) {
+      const r = await runCli(['lab', 'status', ...args, '--json'], state, env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.endsWith('\n')).toBe(true);
+      expect(r.stdout.trimEnd().split('\n')).toHaveLength(1);
+      const status = JSON.parse(r.stdout) as { ok: boolean; labs: Array<{ name: string; machines: Array<{ hostname: string; running: boolean }> }> };
+      expect(status.ok).toBe(true);
+      expect(status.labs.map((l) => l.name)).toEqual(labs);
+      expect(status.labs[0]!.machines.map((m) => [m.hostname, m.running])).toEqual([['server', false], ['node-0', false]]);
+    }
+  });
+});
+
 describe('lab down and multipass down need --yes, and offer --dry-run', () => {
   it('lab down without --yes is refused, naming --dry-run; --dry-run says what would go', async () => {
     const state = mkdtempSync(join(tmpdir(), 'hw-labdown-'));
