@@ -34,8 +34,8 @@ export function hardwayCalls(line: string): string[][] {
   let segment: string[] = [];
   const flush = () => {
     let w = segment;
-    // What may stand before the command: a prompt, sudo, npx, variables set for it, a subshell.
-    while (w.length && (w[0] === '$' || w[0] === 'sudo' || w[0] === 'npx' || w[0] === '(' || /^[A-Z_]+=/.test(w[0]!))) w = w.slice(1);
+    // What may stand before the command: a prompt, sudo, npx (and its --package=DIR), variables set for it, a subshell.
+    while (w.length && (w[0] === '$' || w[0] === 'sudo' || w[0] === 'npx' || /^--package=/.test(w[0]!) || w[0] === '(' || /^[A-Z_]+=/.test(w[0]!))) w = w.slice(1);
     if (w.length && /(^|\/)hardway(\.mjs)?$/.test(w[0]!)) calls.push(w.slice(1).map((x) => x.replace(/[;)]$/, '')));
     segment = [];
   };

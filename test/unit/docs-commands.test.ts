@@ -19,6 +19,14 @@ describe('README.md and docs/', () => {
     expect(lines.slice(0, 6).join('\n')).toMatch(/^# hardway\n\n```sh\nnpm run demo +# .+\nnpm test +# .+\n```$/);
   });
 
+  it('README.md says how to run hardway: npm link, npx hardway in the checkout, npx --package=DIR elsewhere', () => {
+    const readme = read('README.md');
+    expect(readme).toMatch(/`npm link` in the checkout/);
+    expect(readme).toMatch(/`npx hardway \.\.\.` in the checkout/);
+    expect(readme).toMatch(/`npx --package=\/path\/to\/hardway hardway \.\.\.` from any other directory/);
+    expect(commandLinesOf('`cd x && npx --package=.. hardway verify`', 'x.md').map((f) => f.words)).toEqual([['verify']]);
+  });
+
   it('every `hardway ...` command line names a real command and options it has', async () => {
     const problems: string[] = [];
     let checked = 0;
