@@ -2,6 +2,7 @@
 // owner, never "move pki/ away"), a checkout without node_modules (npm ci), lab commands without
 // root (sudo and the command), `lab ssh NODE -- CMD` passing everything after --, the project
 // named the same way everywhere (--dir), and doctor on chosen machines (--node).
+import { unwrapErrors } from '../helpers/unwrap.ts';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -23,7 +24,7 @@ function cli(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; nobod
     cwd: opts.cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: '/nonexistent', HARDWAY_NO_BUNDLE: '1', ...opts.env },
     ...(opts.nobody ? { uid: NOBODY, gid: NOGROUP } : {}),
   });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: unwrapErrors(r.stderr) };
 }
 
 /** A directory others may enter (mkdtemp makes 0700 ones). */
