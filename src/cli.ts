@@ -7,16 +7,20 @@ import { checkRanges, say, type CliCommand, type CliContext } from './cli/comman
 import { resolveArgs, subcommandsOf } from './cli/resolve.ts';
 import { closest, didYouMean } from './ui/suggest.ts';
 import { packageRoot, version } from './cli/version.ts';
-import { widthOf } from './ui/wrap.ts';
+import { widthOf, wrapMessage } from './ui/wrap.ts';
 import { handleInterrupts } from './cli/interrupt.ts';
 import { errorJson, formatError, InputError, isExpectedError } from './errors.ts';
 import { pathError } from './input-file.ts';
 import { missingPackageMessage } from '../bin/missing-package.mjs';
 
+/** Where main reads and writes; `errorWidth` wraps errors to that width instead of stderr's (tests compare messages whole). */
+export type MainIo = Partial<Pick<CliContext, 'stdout' | 'stderr' | 'cwd' | 'env'>> & { errorWidth?: number };
+
 /** Runs hardway with the given arguments and returns the exit code. */
-export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout' | 'stderr' | 'cwd' | 'env'>> = {}): Promise<number> {
+export async function main(argv: string[], io: MainIo = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
+  const errorWidth = io.errorWidth ?? widthOf(stderr);
   const r = resolveArgs(argv, { commands: COMMANDS, aliases: COMMAND_ALIASES });
   // Help asked for goes to stdout (exit 0); help instead of a command that was not given, to stderr (exit 2).
   const helpOn = (asked: boolean) => (asked ? stdout : stderr);
@@ -32,7 +36,7 @@ export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout'
       return r.asked ? 0 : 2;
     case 'unknown': {
       const near = didYouMean(r.near, (n) => `"hardway ${n}"`);
-      say(stderr, formatError(new InputError(`unknown command "${r.typed}"`, `${near ? `${near} ` : ''}"hardway --help" lists every command`)));
+      say(stderr, wrapMessage(formatError(new InputError(`unknown command "${r.typed}"`, `${near ? `${near} ` : ''}"hardway --help" lists every command`)), errorWidth));
       return 2;
     }
   }
@@ -56,7 +60,7 @@ export async function main(argv: string[], io: Partial<Pick<CliContext, 'stdout'
       argv,
     });
   } catch (e) {
-    return reportFailure(e, { stdout, stderr }, cmd?.options.json && rest.includes('--json') ? cmd : undefined);
+    return reportFailure(e, { stdout, stderr, errorWidth }, cmd?.options.json && rest.includes('--json') ? cmd : undefined);
   }
 }
 
@@ -93,13 +97,14 @@ function parse(cmd: CliCommand, rest: string[]) {
  * for a bug), and for a command run with --json (`json`) its one object on stdout, `ok: false` with
  * the error, whatever stopped it. Returns the exit code.
  */
-export function reportFailure(e: unknown, io: { stdout: Writable; stderr: Writable }, json?: Pick<CliCommand, 'jsonFields'>): number {
+export function reportFailure(e: unknown, io: { stdout: Writable; stderr: Writable; errorWidth?: number }, json?: Pick<CliCommand, 'jsonFields'>): number {
   // A path that is not what it must be (a directory where a file belongs, no permission, no
   // space left) that no check caught first: still named in one line, without a stack trace.
   const known = isExpectedError(e) ? e : pathError(e);
   if (json) say(io.stdout, JSON.stringify({ ok: false, ...json.jsonFields, error: errorJson(known ?? e) }));
   if (known) {
-    say(io.stderr, formatError(known));
+    // Wrapped to the terminal (80 columns when stderr is not one), like help.
+    say(io.stderr, wrapMessage(formatError(known), io.errorWidth ?? widthOf(io.stderr)));
     return known.exitCode;
   }
   // A package that a lazily loaded command needs is missing: node_modules/ is incomplete.

@@ -58,7 +58,7 @@ function readCaFiles(dir: string): CaFiles {
 }
 
 /** What to do about a CA file of pki/ that cannot be read: hardway never makes a CA in its place. */
-const UNREADABLE_HINT = 'restore it from your backup of pki/ (hardway never replaces a CA: every certificate, kubeconfig and running component trusts it); then run hardway certs --renew-ca again';
+const UNREADABLE_HINT = 'restore it from your backup of pki/ (hardway never replaces a CA: every certificate, kubeconfig and running component trusts it); then run hardway certs --renew-ca --yes again';
 
 /**
  * Every CA file of pki/ must parse before a stage decides anything or writes a file: a bundle with
@@ -105,8 +105,8 @@ export function rotationStage(dir: string): RotationStage {
 
 /** The lines a stage adds for the user: what to run next. */
 export const NEXT_STEP: Record<RotationStage, string> = {
-  start: `CA rotation ${stageNumber('start')} (start): pki/ca.crt trusts the old and the new CA, the old one still signs. Next: hardway distribute (every component restarts trusting both), then hardway certs --renew-ca again`,
-  switch: `CA rotation ${stageNumber('switch')} (switch): the new CA signs, every certificate of the cluster CA was reissued, the old CA is still trusted. Next: hardway distribute, then hardway certs --renew-ca again`,
+  start: `CA rotation ${stageNumber('start')} (start): pki/ca.crt trusts the old and the new CA, the old one still signs. Next: hardway distribute (every component restarts trusting both), then hardway certs --renew-ca --yes again`,
+  switch: `CA rotation ${stageNumber('switch')} (switch): the new CA signs, every certificate of the cluster CA was reissued, the old CA is still trusted. Next: hardway distribute, then hardway certs --renew-ca --yes again`,
   finish: `CA rotation ${stageNumber('finish')} (finish): pki/ca.crt holds the new CA only; the old one is kept in ${PKI.caPrevious.crt} and ${PKI.caPrevious.key} (move them away before another rotation). Next: hardway distribute`,
 };
 
@@ -122,7 +122,7 @@ export async function rotateCa(inv: Inventory, now: Date, stage: RotationStage):
   if (stage === 'start') {
     if (f.previous !== undefined) {
       throw new FailureError(`${PKI.caPrevious.crt} or ${PKI.caPrevious.key} exists: the CA an earlier rotation retired; nothing was changed`,
-        'move both files out of pki/ (keep them if anything still needs that CA), then run hardway certs --renew-ca again');
+        'move both files out of pki/ (keep them if anything still needs that CA), then run hardway certs --renew-ca --yes again');
     }
     let next = f.next?.crt !== undefined && f.next.key !== undefined ? f.next : undefined;
     const writes: PkiWrite[] = [];
@@ -148,10 +148,10 @@ export async function rotateCa(inv: Inventory, now: Date, stage: RotationStage):
     if (!prevInBundle) {
       if (f.previous !== undefined) {
         throw new FailureError(`${PKI.caPrevious.crt} or ${PKI.caPrevious.key} exists: the CA an earlier rotation retired; nothing was changed`,
-          'move both files out of pki/ (keep them if anything still needs that CA), then run hardway certs --renew-ca again');
+          'move both files out of pki/ (keep them if anything still needs that CA), then run hardway certs --renew-ca --yes again');
       }
       if (f.key === undefined) {
-        throw new FailureError(`${PKI.ca.key} is not in pki/ (kept offline?): the switch keeps it as ${PKI.caPrevious.key}; nothing was changed`, 'put it back in pki/, then run hardway certs --renew-ca again');
+        throw new FailureError(`${PKI.ca.key} is not in pki/ (kept offline?): the switch keeps it as ${PKI.caPrevious.key}; nothing was changed`, 'put it back in pki/, then run hardway certs --renew-ca --yes again');
       }
       if (!keyMatches(first, f.key)) {
         throw new FailureError(`${PKI.ca.key} does not match the first certificate of ${PKI.ca.crt}; nothing was changed`, 'restore pki/ from your backup');

@@ -98,7 +98,7 @@ export const CA_ROTATION_STAGES = ['start', 'switch', 'finish'] as const;
  */
 export function caRotationCommand(projectArgs = ''): string {
   const n = CA_ROTATION_STAGES.length;
-  return `hardway certs --renew-ca${projectArgs}, ${n} times (${CA_ROTATION_STAGES.join(', ')}), each followed by hardway distribute${projectArgs}; see hardway certs --help`;
+  return `hardway certs --renew-ca --yes${projectArgs}, ${n} times (${CA_ROTATION_STAGES.join(', ')}), each followed by hardway distribute${projectArgs}; see hardway certs --help`;
 }
 
 /** The warning for a CA whose key is not in pki/ (kept offline): what works without it and what does not. */

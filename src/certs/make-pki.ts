@@ -6,11 +6,17 @@ import type { PkiReport } from './pki-report.ts';
 import { writeEncryptionConfig } from './write-encryption-config.ts';
 import { writeKubeconfigs } from './write-kubeconfigs.ts';
 
+/** One group of pki/'s files: what it is (for a progress line before it is made) and its maker. */
+export interface PkiMaker {
+  what: string;
+  make: () => Promise<PkiReport> | PkiReport;
+}
+
 /** The makers of pki/, in the order they must run; each returns what it did. */
-export function pkiMakers(inv: Inventory): Array<() => Promise<PkiReport> | PkiReport> {
+export function pkiMakers(inv: Inventory): PkiMaker[] {
   return [
-    () => ensureCertificates(inv, new Date()),
-    () => writeKubeconfigs(inv),
-    () => writeEncryptionConfig(inv),
+    { what: 'the CAs and certificates (a new key takes a moment)', make: () => ensureCertificates(inv, new Date()) },
+    { what: 'the kubeconfigs', make: () => writeKubeconfigs(inv) },
+    { what: 'the encryption config', make: () => writeEncryptionConfig(inv) },
   ];
 }

@@ -102,6 +102,32 @@ export function commandLine(ctx: Pick<CliContext, 'argv'>, name: string): string
   return `hardway ${(ctx.argv ?? name.split(' ')).map(quote).join(' ')}`;
 }
 
+/**
+ * The user's command line with `flag` added (before a `--`, whose words belong to another command),
+ * for a refusal that asks for a flag: a line to copy. `drop` flags are taken out (--dry-run when
+ * --yes is asked for); run under sudo, or for a command that needs `root` by a user who is not, it starts with sudo.
+ */
+export function commandLineWith(ctx: Pick<CliContext, 'argv' | 'env'>, name: string, flag: string, drop: readonly string[] = [], root = false): string {
+  const words = [...(ctx.argv ?? name.split(' '))];
+  const end = words.indexOf('--');
+  const own = (end === -1 ? words : words.slice(0, end)).filter((w) => !drop.includes(w) && w !== flag);
+  const line = commandLine({ argv: [...own, flag, ...(end === -1 ? [] : words.slice(end))] }, name);
+  return ctx.env?.SUDO_USER || (root && process.getuid?.() !== 0) ? `sudo ${line}` : line;
+}
+
+/**
+ * The refusal of a destructive command run without --yes (exit 2): what it would do, and the
+ * command line again with --yes, and with --dry-run, to copy.
+ */
+export function needsYes(ctx: Pick<CliContext, 'argv' | 'env'>, name: string, wouldDo: string, opts: { root?: boolean } = {}): InputError {
+  return new InputError(
+    `"hardway ${name}" ${wouldDo}; it runs only with --yes`,
+    // One command per line, at its end, so each can be copied whole (the second under the first's "hint: ").
+    `run it again with --yes to do it: ${commandLineWith(ctx, name, '--yes', ['--dry-run'], opts.root)}\n` +
+      `        or with --dry-run to see what it would do: ${commandLineWith(ctx, name, '--dry-run', ['--yes'], opts.root)}`,
+  );
+}
+
 /** Writes one line to a stream. */
 export function say(stream: Writable, line = ''): void {
   stream.write(line + '\n');

@@ -16,6 +16,13 @@ import { writeKubeconfigs } from '../certs/write-kubeconfigs.ts';
 /** The machines that do not hold pki/'s current files (or did not answer), each with why. */
 export type MachinesBehind = (inv: Inventory, ctx: CliContext) => Promise<string[]>;
 
+/** What each stage does, for --dry-run ("would ...") and the refusal without --yes. */
+export const ROTATION_WOULD: Record<RotationStage, string> = {
+  start: 'start a rotation of the cluster CA (stage 1/3): a new CA joins pki/ca.crt beside the old one, which still signs; the kubeconfigs are rewritten',
+  switch: 'switch the cluster CA (stage 2/3): the new CA signs, and every certificate of the cluster CA is reissued with a new key',
+  finish: 'finish the rotation of the cluster CA (stage 3/3): the old CA leaves pki/ca.crt, and a machine that still holds its certificates fails TLS',
+};
+
 /** Why each stage must wait for the machines, for the refusal. */
 const RISK: Record<Exclude<RotationStage, 'start'>, string> = {
   switch: 'they may still trust only the old CA, and would reject every certificate the new one signs',
@@ -30,7 +37,7 @@ export async function renewCa(inv: Inventory, ctx: CliContext, force: boolean, m
     const stale = checkCertificates(inv, new Date()).certificates.filter((c) => !c.ok && c.name !== 'ca');
     if (stale.length > 0) {
       throw new FailureError(`the old CA cannot leave pki/ca.crt yet: ${stale.map((c) => `${c.name} (${c.problems.join('; ')})`).join(', ')}`,
-        'run hardway certs (reissues them with the new CA) and hardway distribute, then hardway certs --renew-ca again');
+        'run hardway certs (reissues them with the new CA) and hardway distribute, then hardway certs --renew-ca --yes again');
     }
   }
   if (stage !== 'start') {

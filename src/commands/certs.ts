@@ -1,5 +1,5 @@
 // `hardway certs` and `hardway certs check`: the CA and every certificate in pki/, on the jumpbox.
-import { INVENTORY_OPTIONS, jsonOption, machinesFile, say, SSH_OPTIONS, type CliContext, type CommandModule } from '../cli/command.ts';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, needsYes, say, SSH_OPTIONS, yesOption, type CliContext, type CommandModule } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
 import { checkCertificates, formatCheck } from '../certs/check.ts';
 import { ensureCertificates } from '../certs/ensure.ts';
@@ -7,7 +7,9 @@ import { identitiesFor } from '../certs/identities.ts';
 import { renewSelection } from '../certs/renew.ts';
 import { InputError } from '../errors.ts';
 import { writeKubeconfigs } from '../certs/write-kubeconfigs.ts';
-import { renewCa } from './certs-ca.ts';
+import { renewCa, ROTATION_WOULD } from './certs-ca.ts';
+import { rotationStage } from '../certs/ca-rotation.ts';
+import { previewPki } from '../certs/pki-preview.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { loadInventory } from '../inventory.ts';
 import { printReport } from './print-report.ts';
@@ -27,26 +29,30 @@ export const certsCommand: CommandModule = {
     'machines one at a time, each API server ready before the next). IDENTITY is a name as printed ' +
     '(kube-api-server, node-0/kubelet, server/etcd-server) or a machine (its own certificates); a ' +
     'certificate\'s name wins, so for a machine named admin, admin is the certificate and admin/kubelet its own. ' +
-    'A CA is never renewed by --renew.\n\n' +
+    'A CA is never renewed by --renew. --renew without a name (every leaf) runs only with --yes.\n\n' +
     'With --renew-ca, the cluster CA is rotated in three runs, each followed by "hardway distribute": ' +
     'start (a new CA joins pki/ca.crt, a bundle trusted on every machine and in every kubeconfig; the ' +
     'old CA still signs), switch (the new CA signs and every certificate of the cluster CA is reissued; ' +
     'both are still trusted) and finish (the old CA leaves the bundle; its files stay in pki/ca-previous.*). ' +
     'Two phases for the components: both CAs trusted, then the old one removed. switch and finish are ' +
     'refused while any machine does not hold pki/\'s current files (what distribute --dry-run would change ' +
-    'there, asked over SSH), so none meets a certificate it does not trust; --force goes ahead anyway. The etcd CA is not rotated.',
+    'there, asked over SSH), so none meets a certificate it does not trust; --force goes ahead anyway. Each stage runs only with --yes. The etcd CA is not rotated.\n\n' +
+    '--dry-run says what the run would issue, reissue or rotate, and writes nothing.',
   options: {
     ...INVENTORY_OPTIONS,
     renew: { type: 'boolean', description: 'reissue the named leaf certificates (every leaf when none is named), new keys included' },
     'renew-ca': { type: 'boolean', description: 'the next stage of a rotation of the cluster CA (start, switch, finish: see above)' },
     force: { type: 'boolean', description: '--renew-ca: go ahead although some machine does not hold pki/\'s current CA files' },
+    'dry-run': { type: 'boolean', description: 'say what would be issued, reissued or rotated; write nothing' },
+    yes: yesOption('--renew of every leaf certificate, or a stage of --renew-ca'),
     json: jsonOption('{ok, lines}: one line per certificate, as printed without --json'),
     ...SSH_OPTIONS,
   },
   examples: [
     ['hardway certs', 'make what is missing or out of date in pki/, keep the rest'],
     ['hardway certs --renew kube-api-server node-0/kubelet', 'new keys and certificates for these two; then run "hardway distribute"'],
-    ['hardway certs --renew-ca', 'the next stage of a rotation of the cluster CA (start, switch, finish)'],
+    ['hardway certs --renew --dry-run', 'which certificates "--renew" with no name would reissue with new keys (every leaf)'],
+    ['hardway certs --renew-ca --yes', 'the next stage of a rotation of the cluster CA (start, switch, finish)'],
   ],
   jsonFields: { lines: [] },
   run: (ctx) => reportLines(ctx, certs),
@@ -56,9 +62,17 @@ export const certsCommand: CommandModule = {
 async function certs(ctx: CliContext): Promise<number> {
   const { values, positionals, stdout, stderr } = ctx;
   const renewing = values.renew === true;
+  const dryRun = values['dry-run'] === true;
+  if (dryRun && values.yes === true) throw new InputError('--dry-run and --yes together', 'give --dry-run to see what it would do, --yes to do it');
   if (values['renew-ca'] === true) {
     if (renewing || positionals.length > 0) throw new InputError('--renew-ca goes alone', 'renew the CA first (all its stages), leaves any time with --renew');
     const inv = loadInventory(machinesFile(ctx));
+    const stage = rotationStage(inv.dir);
+    if (dryRun) {
+      say(stdout, `would ${ROTATION_WOULD[stage]}; nothing was changed`);
+      return 0;
+    }
+    if (values.yes !== true) throw needsYes(ctx, 'certs --renew-ca', `would ${ROTATION_WOULD[stage]}`);
     return withRunLock(inv.dir, 'certs', () => renewCa(inv, ctx, values.force === true));
   }
   if (values.force === true) throw new InputError('--force goes with --renew-ca only');
@@ -68,7 +82,19 @@ async function certs(ctx: CliContext): Promise<number> {
   const inv = loadInventory(machinesFile(ctx));
   // Checked before the lock and before any file: an unknown name changes nothing.
   const renew = renewing ? renewSelection(identitiesFor(inv), positionals) : undefined;
+  const wouldRenew = `would reissue ${renew?.size ?? 0} certificate(s) with new keys although they are still right: ${[...(renew ?? [])].join(', ')}`;
+  if (dryRun) {
+    if (renew) say(stdout, wouldRenew);
+    else for (const line of previewPki(inv, new Date()).lines.filter((l) => !l.kept)) say(stdout, line.text);
+    say(stdout, 'nothing was changed (--dry-run)');
+    return 0;
+  }
+  // Every leaf at once is a new key on every machine: asked for twice, like the other destructive commands.
+  if (renewing && positionals.length === 0 && values.yes !== true) throw needsYes(ctx, 'certs --renew', wouldRenew);
   return withRunLock(inv.dir, 'certs', async () => {
+    // Keys are made before any line of the report: say first how many, so the seconds are not silence.
+    const making = renew?.size ?? previewPki(inv, new Date()).lines.filter((l) => !l.kept && /^would (re)?issue /.test(l.text)).length;
+    if (making > 0) say(stdout, `making ${making} new key(s) and certificate(s) in pki/...`);
     printReport(await ensureCertificates(inv, new Date(), { ...(renew ? { renew } : {}) }), { stdout, stderr });
     if (renew) {
       // The kubeconfigs embed the client certificates: renewed ones must not keep the old.

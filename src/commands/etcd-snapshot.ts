@@ -1,7 +1,7 @@
 // `hardway etcd snapshot save|restore`: the options, the wiring (the jumpbox's etcdctl, the SSH
 // transport, the project lock and run log) and the exit codes; the work is in src/etcd-snapshot/.
 import { resolve } from 'node:path';
-import { INVENTORY_OPTIONS, jsonOption, machinesFile, SSH_OPTIONS, yesOption, type CommandModule, type CliContext } from '../cli/command.ts';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, needsYes, SSH_OPTIONS, yesOption, type CommandModule, type CliContext } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { openRunLog } from '../engine/run-log.ts';
@@ -98,6 +98,7 @@ async function restore(ctx: CliContext): Promise<number> {
   return withRunLock(inventory.dir, 'etcd snapshot restore', async () => {
     await restoreSnapshot({
       inventory, file, cwd: ctx.cwd, dryRun, confirmed: ctx.values.yes === true, out: ctx.stdout, now: new Date(),
+      refuse: (wouldDo) => needsYes(ctx, 'etcd snapshot restore', wouldDo),
       openLog: () => openRunLog(inventory.dir, 'etcd-snapshot-restore', new Redactor()),
       connect: async (m) => shownTransport(ctx, await connect({ name: m.hostname, machine: m }), m.hostname),
       // etcdctl's verdict on the file is about the user's input: exit 2, nothing changed.

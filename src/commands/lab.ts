@@ -2,7 +2,7 @@
 // src/lab/; these are the options, the messages and the exit codes.
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { commandLine, jsonOption, say, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { commandLine, jsonOption, needsYes, say, sayJson, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
 import { InputError } from '../errors.ts';
 import { labRebootMachine, labStartMachine, labStopMachine } from '../lab/control.ts';
@@ -125,12 +125,13 @@ export const labUpCommand: CommandModule = {
 /** `hardway lab status`. */
 export const labStatusCommand: CommandModule = {
   name: 'lab status',
-  options: { ...NAME, json: jsonOption('the lab: {name, machines: [...]}; with several labs, an array of them') },
-  details: 'Without --name: the only lab; with several labs on this host, every lab (--json then prints an array).',
+  options: { ...NAME, json: jsonOption('{ok, labs: [{name, subnet, bridge, dir, machines: [...]}]}, one lab or, without --name, every lab') },
+  details: 'Without --name: the only lab; with several labs on this host, every lab.',
   examples: [
     ['sudo hardway lab status', 'every lab on this host, each machine with its address, state and SSH'],
-    ['sudo hardway lab status --name demo --json', 'the lab "demo", as JSON'],
+    ['sudo hardway lab status --name demo --json', 'the lab "demo", as one JSON object'],
   ],
+  jsonFields: { labs: [] },
   async run(ctx) {
     checkAccess(ctx, 'lab status', false);
     const paths = pathsOf(ctx);
@@ -139,7 +140,8 @@ export const labStatusCommand: CommandModule = {
     const every = name === undefined && labs.length > 1;
     const states = every ? labs.map((l) => readState(paths, l)!) : [resolveLab(paths, name)];
     const statuses = await Promise.all(states.map((s) => labStatus(s, paths)));
-    if (ctx.values.json) say(ctx.stdout, JSON.stringify(every ? statuses : statuses[0], null, 2));
+    // One object on one line whatever the number of labs, so a script reads one shape.
+    if (ctx.values.json) sayJson(ctx.stdout, { ok: true, labs: statuses });
     else say(ctx.stdout, statuses.map(formatStatus).join('\n\n'));
     return 0;
   },
@@ -253,8 +255,7 @@ async function labDownNow(ctx: CliContext): Promise<number> {
     return 0;
   }
   if (ctx.values.yes !== true) {
-    throw new InputError(`"hardway lab down" removes ${present.map((l) => `lab "${l}"`).join(', ') || 'every lab'}: its machines and the cluster on them; rerun with --yes to do it`,
-      `"${commandLine(ctx, 'lab down')} --dry-run" says what it would remove`);
+    throw needsYes(ctx, 'lab down', `removes ${present.map((l) => `lab "${l}"`).join(', ') || 'every lab'}: its machines and the cluster on them`);
   }
   await checkLabHost();
   if (ctx.values.all) {

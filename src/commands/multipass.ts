@@ -2,7 +2,7 @@
 // user-data and pinned host keys. The work is in src/multipass/; these are the options, the
 // messages and the exit codes.
 import { join, resolve } from 'node:path';
-import { commandLine, jsonOption, say, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { commandLine, jsonOption, needsYes, say, yesOption, type CommandModule, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
 import { errorJson, formatError, InputError } from '../errors.ts';
 import { MultipassClient, systemMultipass } from '../multipass/client.ts';
@@ -147,8 +147,7 @@ export const multipassDownCommand: CommandModule = {
       return 0;
     }
     if (ctx.values.yes !== true) {
-      throw new InputError(`"hardway multipass down" deletes and purges the VMs hardway launched as "${prefix}-...", with their disks: rerun with --yes to do it`,
-        `"${commandLine(ctx, 'multipass down')} --dry-run" says which`);
+      throw needsYes(ctx, 'multipass down', `deletes and purges the VMs hardway launched as "${prefix}-...", with their disks`);
     }
     const { lines, error } = describeDown(prefix, await multipassDown(prefix, deps));
     for (const l of lines) say(ctx.stdout, l);

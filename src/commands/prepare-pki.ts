@@ -10,7 +10,9 @@ import type { Inventory } from '../inventory.ts';
 /** Runs certs, kubeconfigs and encryption-config; prints what they created or changed, one summary line for what they kept. */
 export async function preparePki(inv: Inventory, out: Writable): Promise<void> {
   let kept = 0;
-  for (const make of pkiMakers(inv)) {
+  for (const { what, make } of pkiMakers(inv)) {
+    // A line before each group, so the seconds new keys take are not silence.
+    say(out, `pki: checking ${what}...`);
     const report = await make();
     for (const w of report.warnings) say(out, `warning: ${w}`);
     for (const line of report.lines) {

@@ -1,7 +1,7 @@
 // Every command that works on the machines (pin-hosts ... up): the global options, the checks of
 // --only/--node/--concurrency, and the wiring of the SSH transport into the engine.
 import { closest, didYouMean } from '../ui/suggest.ts';
-import { INVENTORY_OPTIONS, jsonOption, machinesFile, SSH_OPTIONS, yesOption, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
+import { INVENTORY_OPTIONS, jsonOption, machinesFile, needsYes, SSH_OPTIONS, yesOption, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { FailureError, InputError, PreconditionError } from '../errors.ts';
 import { archiveImageNames } from '../steps/images.ts';
 import { sandboxWithoutSource } from '../steps/support/sandbox-image.ts';
@@ -96,7 +96,7 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
   // The command again as typed, for the messages that say how to rerun it.
   const typed = [name, ...(entry.scope && typeof v.node === 'string' ? ['--node', v.node] : []), ...ctx.positionals].join(' ');
   if (entry.confirm && v.yes !== true && v['dry-run'] !== true) {
-    throw new InputError(`"hardway ${typed}" ${entry.confirm}: rerun with --yes to do it`, `"hardway ${typed} --dry-run" lists everything it would remove`);
+    throw needsYes(ctx, typed, entry.confirm);
   }
   const loaded = loadInventory(machinesFile(ctx));
   const scoped = entry.scope ? (await entry.scope())(loaded, [...(typeof v.node === 'string' ? [v.node] : []), ...ctx.positionals]) : undefined;

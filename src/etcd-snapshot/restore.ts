@@ -23,6 +23,8 @@ export interface RestoreRun {
   dryRun: boolean;
   /** --yes: without it (and without dryRun) the file is checked, then the restore refused. */
   confirmed: boolean;
+  /** The refusal without --yes, given what it would do (the CLI's, with the user's command line to run again); default: a plain one. */
+  refuse?: (wouldDo: string) => Error;
   out: Writable;
   now: Date;
   /** `etcdctl snapshot status` of the local file; throws InputError when etcdctl says it is not a snapshot. */
@@ -51,10 +53,8 @@ export async function restoreSnapshot(run: RestoreRun): Promise<void> {
   }
   // Like reset and remove-node: it destroys the cluster's state, so it runs only when asked twice.
   if (!run.confirmed) {
-    throw new InputError(
-      `"hardway etcd snapshot restore" stops the control plane and etcd on ${names} and replaces the cluster's whole state with the snapshot's: rerun with --yes to do it`,
-      `add --dry-run to see every command it would run on each machine`,
-    );
+    const wouldDo = `stops the control plane and etcd on ${names} and replaces the cluster's whole state with the snapshot's`;
+    throw run.refuse?.(wouldDo) ?? new InputError(`"hardway etcd snapshot restore" ${wouldDo}: rerun with --yes to do it`, 'add --dry-run to see every command it would run on each machine');
   }
   say(run.out, `Restoring it on ${plan.members.length} control-plane machine(s): ${names}`);
   const log = run.openLog?.();

@@ -84,3 +84,27 @@ export function twoColumns(rows: ReadonlyArray<readonly [string, string]>, width
   }
   return out;
 }
+
+/** A command line at the end of a hint line (after "...: "), kept whole when wrapped so it can be copied. */
+const TRAILING_COMMAND = /^(.*?: )((?:sudo )?hardway \S.*)$/;
+
+/**
+ * An error as formatError prints it, wrapped to `width`: the `error: ` line and each `hint: ` line
+ * (and its continuation lines) with a hanging indent under their text; a command line that ends a
+ * line stays whole on a line of its own; other lines (a remote command's stderr) are left as they are.
+ */
+export function wrapMessage(text: string, width: number): string {
+  return text.split('\n').flatMap((line) => {
+    const head = /^(error: |  hint: | {8})(.*)$/.exec(line);
+    if (!head || line.length <= width) return [line];
+    const [, lead, body] = head as unknown as [string, string, string];
+    const hang = lead === 'error: ' ? '  ' : ' '.repeat(8);
+    const cmd = TRAILING_COMMAND.exec(body);
+    if (!cmd) return wrap(body, width, lead, hang);
+    const before = wrap(cmd[1]!, width, lead, hang);
+    const last = before.at(-1)!;
+    // The command on the same line when it fits there, else on its own line.
+    if (last.length + 1 + cmd[2]!.length <= width) return [...before.slice(0, -1), `${last} ${cmd[2]}`];
+    return [...before, hang + cmd[2]];
+  }).join('\n');
+}

@@ -217,10 +217,10 @@ describe(`certificate rotation on a running ${SERVERS}-server 2-worker cluster (
     const l = lab();
     const server = l.machines.find((m) => m.role === 'control-plane')!;
     const oldCa = await fileSerial(l, 'pki/ca.crt');
-    const start = await hardway(l, ['certs', '--renew-ca']);
+    const start = await hardway(l, ['certs', '--renew-ca', '--yes']);
     expect(start).toContain('CA rotation 1/3 (start)');
     // Not distributed yet: every machine is behind pki/, so the switch is refused and changes nothing.
-    const refused = await l.hardway(['certs', '--renew-ca']);
+    const refused = await l.hardway(['certs', '--renew-ca', '--yes']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`--renew-ca refused: ${l.machines.length} machine(s) do not hold pki/'s current CA files yet`);
     const cycle = async (what: string) => {
@@ -231,9 +231,9 @@ describe(`certificate rotation on a running ${SERVERS}-server 2-worker cluster (
       expect(await jumpboxKubectl(l, ['get', '--raw', '/api/v1/nodes/node-0/proxy/healthz'])).toBe('ok');
     };
     await cycle('after start');
-    expect(await hardway(l, ['certs', '--renew-ca'])).toContain('CA rotation 2/3 (switch)');
+    expect(await hardway(l, ['certs', '--renew-ca', '--yes'])).toContain('CA rotation 2/3 (switch)');
     await cycle('after switch');
-    expect(await hardway(l, ['certs', '--renew-ca'])).toContain('CA rotation 3/3 (finish)');
+    expect(await hardway(l, ['certs', '--renew-ca', '--yes'])).toContain('CA rotation 3/3 (finish)');
     await cycle('after finish');
     const newCa = await fileSerial(l, 'pki/ca.crt');
     expect(newCa).not.toBe(oldCa);

@@ -124,7 +124,7 @@ describe('day two on a 1-server 3-worker lab: add a worker, remove-node, reset',
   it('remove-node node-2 while its line is still in machines.txt; with the line gone, up has nothing to change', async () => {
     const l = lab();
     const refused = await l.hardway(['remove-node', 'node-2']);
-    expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('rerun with --yes')]);
+    expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('it runs only with --yes')]);
     await ok(l, ['remove-node', 'node-2', '--yes']);
     await expectNode2Gone(l);
     writeFileSync(machinesFile(), withoutNode2);

@@ -190,7 +190,7 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
         let trap: (() => Promise<void>) | undefined;
         if (s.name === 'mirror-missing') trap = await mirrorTrap(l, node);
         const broke = Date.now();
-        const out = await hardway(l, ['lab', 'break', s.name, '--node', node]);
+        const out = await hardway(l, ['lab', 'break', s.name, '--node', node, '--yes']);
         expect(out).toContain(`${s.name} on ${node} (lab "e2e-doc"):`);
         if (s.name === 'worker-down') {
           await eventually(async () => expect(await nodes(l)).toContain('node-1 Unknown'), 150);

@@ -147,7 +147,7 @@ describe('hardway lab', () => {
 
   it('stop takes a machine down and start brings it back; status shows both', async () => {
     expect((await hardway(['lab', 'stop', '--name', NAME, 'node-1'])).code).toBe(0);
-    const down = JSON.parse((await hardway(['lab', 'status', '--name', NAME, '--json'])).stdout);
+    const down = JSON.parse((await hardway(['lab', 'status', '--name', NAME, '--json'])).stdout).labs[0];
     expect(down.machines.map((m: { hostname: string; running: boolean; ssh: boolean }) => [m.hostname, m.running, m.ssh]))
       .toEqual([['server', true, true], ['node-0', true, true], ['node-1', false, false]]);
     expect((await lab.ssh('node-1', 'true')).code).toBe(255);

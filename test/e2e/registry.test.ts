@@ -52,7 +52,7 @@ describe('lab up --registry and cluster.yaml registries on workers with Debian\'
     const catalog = await (await fetch(`http://${REGISTRY_IP}:5000/v2/_catalog`)).json();
     expect(catalog).toEqual({ repositories: ['hardway/pause', 'hardway/web'] });
     const status = await l.hardway(['lab', 'status', '--name', 'e2e-reg', '--json']);
-    expect(JSON.parse(status.stdout).machines.map((m: { hostname: string; role: string; ssh: boolean }) => `${m.hostname} ${m.role} ${m.ssh}`))
+    expect(JSON.parse(status.stdout).labs[0].machines.map((m: { hostname: string; role: string; ssh: boolean }) => `${m.hostname} ${m.role} ${m.ssh}`))
       .toEqual(['registry registry true', 'server control-plane true', 'node-0 worker true', 'node-1 worker true']);
     // Every cluster machine resolves the registry by name (cloud-init's hosts template).
     for (const m of l.machines) expect((await l.run(m.hostname, 'getent hosts registry')).trim()).toMatch(/^10\.240\.60\.5\s+registry\.kubernetes\.local registry$/);

@@ -9,8 +9,11 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Calls main() with captured stdout/stderr and the given working directory. */
-export async function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
+/**
+ * Calls main() with captured stdout/stderr and the given working directory. Errors are not wrapped
+ * (`errorWidth`), so a test compares a message whole; test/unit/cli-wrap.test.ts checks the wrapping.
+ */
+export async function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env, errorWidth = 100_000): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const sink = (append: (s: string) => void) =>
@@ -25,6 +28,7 @@ export async function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv
     stderr: sink((s) => (stderr += s)),
     cwd,
     env,
+    errorWidth,
   });
   return { code, stdout, stderr };
 }

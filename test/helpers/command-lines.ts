@@ -1,7 +1,11 @@
 // The `hardway ...` command lines written in documents and in --help examples, and what is wrong
-// with one: a command or an option hardway does not have. Read with the CLI's own resolution
+// with one: a command or an option hardway does not have, an option without its value, a value
+// the option does not take (--only a step the command lacks), arguments the command does not take. Read with the CLI's own resolution
 // (src/cli/resolve.ts) and each command's own options, so a renamed flag cannot linger in the docs.
+import { parseArgs } from 'node:util';
 import { COMMAND_ALIASES, COMMANDS, loadCommand } from '../../src/commands/index.ts';
+import { isRemote, stepNames } from '../../src/commands/entry.ts';
+import { checkRanges, type CliCommand } from '../../src/cli/command.ts';
 import { resolveArgs } from '../../src/cli/resolve.ts';
 
 /** One command line found in a document: where, and its words after `hardway`. */
@@ -30,8 +34,8 @@ export function hardwayCalls(line: string): string[][] {
   let segment: string[] = [];
   const flush = () => {
     let w = segment;
-    // What may stand before the command: a prompt, sudo, npx, variables set for it, a subshell.
-    while (w.length && (w[0] === '$' || w[0] === 'sudo' || w[0] === 'npx' || w[0] === '(' || /^[A-Z_]+=/.test(w[0]!))) w = w.slice(1);
+    // What may stand before the command: a prompt, sudo, npx (and its --package=DIR), variables set for it, a subshell.
+    while (w.length && (w[0] === '$' || w[0] === 'sudo' || w[0] === 'npx' || /^--package=/.test(w[0]!) || w[0] === '(' || /^[A-Z_]+=/.test(w[0]!))) w = w.slice(1);
     if (w.length && /(^|\/)hardway(\.mjs)?$/.test(w[0]!)) calls.push(w.slice(1).map((x) => x.replace(/[;)]$/, '')));
     segment = [];
   };
@@ -69,7 +73,11 @@ export function commandLinesOf(markdown: string, file: string): FoundLine[] {
 /** A word that stands for something to fill in (COMMAND, <command>, NAME...): a command line with one there is a pattern, not checked. */
 const PLACEHOLDER = /^(<[^>]+>|[A-Z][A-Z_-]*|\.\.\.|\[.*)$/;
 
-/** What is wrong with the words after `hardway`: an unknown command, an option the command does not have. Empty when nothing is. */
+/**
+ * What is wrong with the words after `hardway`: an unknown command, an option the command does not
+ * have, an option's value missing or not one it takes, positionals the command does not take (or
+ * too few, too many). Empty when nothing is.
+ */
 export async function problemsOf(words: string[]): Promise<string[]> {
   const named = words[0] === 'help' ? words.slice(1) : words;
   if (named.length === 0 || PLACEHOLDER.test(named[0]!)) return [];
@@ -87,6 +95,47 @@ export async function problemsOf(words: string[]): Promise<string[]> {
     } else if (/^-[A-Za-z]+$/.test(w)) {
       for (const c of w.slice(1)) if (!shorts.has(c)) problems.push(`"hardway ${cmd.name}" has no option -${c}`);
     }
+  }
+  // A usage pattern ([--node NAME]) names the options, not values to check.
+  if (problems.length || r.rest.some((w) => w.startsWith('['))) return problems;
+  return valueProblems(cmd, r.entry, r.rest);
+}
+
+/** The positionals a usage line (CliCommand.args) allows: how many at least and at most (COMMAND... any number). */
+function positionalRange(args: string | undefined): [number, number] {
+  if (args === undefined) return [0, 0];
+  const before = args;
+  const names = [...before.matchAll(/[A-Z][A-Z_]*/g)];
+  // `SCENARIO | --list`: one form or the other, so none is required.
+  const required = before.includes(' | ') ? 0 : before.replace(/\[[^\]]*\]/g, '').match(/[A-Z][A-Z_]*/g)?.length ?? 0;
+  return [required, /\.\.\./.test(before) ? Infinity : names.length];
+}
+
+/** What parsing the words as the CLI does finds wrong: a value missing or not taken, an argument too many or too few. */
+function valueProblems(cmd: CliCommand, entry: (typeof COMMANDS)[number], rest: string[]): string[] {
+  const end = rest.indexOf('--');
+  const own = end === -1 ? rest : rest.slice(0, end);
+  const what = `"hardway ${cmd.name}"`;
+  let parsed;
+  try {
+    parsed = parseArgs({ args: own, options: { ...cmd.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (e) {
+    return [`${what}: ${(e as Error).message.split('.')[0]}`];
+  }
+  const problems: string[] = [];
+  try {
+    checkRanges(cmd.options, parsed.values as Parameters<typeof checkRanges>[1]);
+  } catch (e) {
+    problems.push(`${what}: ${(e as Error).message}`);
+  }
+  if (isRemote(entry)) {
+    const steps: string[] = stepNames(entry.steps);
+    for (const s of ((parsed.values as Record<string, unknown>).only as string[] | undefined) ?? []) if (!steps.includes(s) && !PLACEHOLDER.test(s)) problems.push(`${what} has no step "${s}" (--only)`);
+  }
+  const [min, max] = positionalRange(cmd.args);
+  const n = parsed.positionals.length;
+  if (parsed.values.help !== true && (n < min || n > max)) {
+    problems.push(`${what} takes ${max === 0 ? 'no arguments' : max === Infinity ? `at least ${min} argument(s)` : min === max ? `${min} argument(s)` : `${min} to ${max} arguments`} (${cmd.args ?? 'none'}), got ${n}: ${parsed.positionals.join(' ') || '(none)'}`);
   }
   return problems;
 }

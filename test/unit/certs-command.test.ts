@@ -1,5 +1,8 @@
 // `hardway certs` through main(): the full set for the example cluster, judged by openssl.
 import { statSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { preparePki } from '../../src/commands/prepare-pki.ts';
+import { loadInventory } from '../../src/inventory.ts';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hardway, makeProject, openssl, opensslKeyMatches, opensslText, opensslVerifies, pkiName } from './certs.helpers.ts';
@@ -57,7 +60,7 @@ describe('hardway certs on a fresh project (ecdsa-p256)', () => {
   });
 
   it('prints one "issued <name> (new)" line per certificate, CAs first', () => {
-    expect(out.trim().split('\n')).toEqual(['ca', 'etcd-ca', ...LEAVES].map((n) => `issued ${n} (new)`));
+    expect(out.trim().split('\n')).toEqual([`making ${LEAVES.length + 2} new key(s) and certificate(s) in pki/...`, ...['ca', 'etcd-ca', ...LEAVES].map((n) => `issued ${n} (new)`)]);
   });
 
   it('pki/ is 0700, keys 0600, and no key material is printed', () => {
@@ -107,5 +110,21 @@ describe('hardway certs on a fresh project (ecdsa-p256)', () => {
     const days = (new Date(end).getTime() - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(3652.9);
     expect(days).toBeLessThanOrEqual(3653);
+  });
+});
+
+describe('up makes pki/ with a progress line before each group of files', () => {
+  it('pki: checking ... before the certificates, the kubeconfigs and the encryption config; their lines after each', async () => {
+    const project = makeProject({ cluster: 'keyAlgorithm: ecdsa-p256\n' });
+    let text = '';
+    const out = new Writable({ write(c, _e, done) { text += String(c); done(); } });
+    await preparePki(loadInventory(project.machines), out);
+    const lines = text.trimEnd().split('\n');
+    const at = (l: string) => lines.indexOf(l);
+    expect(at('pki: checking the CAs and certificates (a new key takes a moment)...')).toBe(0);
+    expect(lines[1]).toBe('pki: issued ca (new)');
+    expect(at('pki: checking the kubeconfigs...')).toBeGreaterThan(1);
+    expect(at('pki: checking the encryption config...')).toBeGreaterThan(at('pki: checking the kubeconfigs...'));
+    expect(lines.at(-1)).toBe('pki: 0 file(s) already up to date');
   });
 });

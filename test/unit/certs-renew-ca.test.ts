@@ -111,10 +111,23 @@ describe('hardway certs --renew-ca', () => {
     expect(rotationStage(p.dir)).toBe('finish');
   });
 
+  it('without --yes: refused (exit 2) naming the stage it would do and the line to run with --yes; --dry-run says the stage; nothing changes', async () => {
+    const p = await freshProject();
+    const before = snapshot(p.dir);
+    const refused = await hardway(p, 'certs', '--renew-ca');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^error: "hardway certs --renew-ca" would start a rotation of the cluster CA \(stage 1\/3\): .*; it runs only with --yes\n/);
+    expect(refused.stderr).toContain(`hint: run it again with --yes to do it: hardway certs --renew-ca --machines ${p.machines} --yes\n`);
+    const dry = await hardway(p, 'certs', '--renew-ca', '--dry-run');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/^would start a rotation of the cluster CA \(stage 1\/3\): .*; nothing was changed\n$/);
+    expect(snapshot(p.dir)).toEqual(before);
+  });
+
   it('--renew never touches a CA; --renew-ca and --force are usage errors in the wrong company', async () => {
     const p = await freshProject();
     const before = snapshot(p.dir);
-    await hardway(p, 'certs', '--renew');
+    await hardway(p, 'certs', '--renew', '--yes');
     const after = snapshot(p.dir);
     expect([after['ca.crt'], after['ca.key'], after['etcd-ca.crt'], after['etcd-ca.key']]).toEqual([before['ca.crt'], before['ca.key'], before['etcd-ca.crt'], before['etcd-ca.key']]);
     const both = await hardway(p, 'certs', '--renew-ca', '--renew');

@@ -84,10 +84,27 @@ describe('hardway certs --renew', () => {
     expect(embedded).toBe(readFileSync(join(p.dir, 'pki/machines/node-0/kubelet.crt'), 'utf8'));
   });
 
+  it('no names (every leaf) without --yes: refused (exit 2) saying what it would reissue and the line to run with --yes; --dry-run writes nothing', async () => {
+    const p = await freshProject();
+    const before = snapshot(p.dir);
+    const refused = await hardway(p, 'certs', '--renew');
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/^error: "hardway certs --renew" would reissue \d+ certificate\(s\) with new keys although they are still right: admin, .*kube-api-server.*; it runs only with --yes\n/);
+    expect(refused.stderr).toContain(`hint: run it again with --yes to do it: hardway certs --renew --machines ${p.machines} --yes\n`);
+    expect(refused.stderr).toContain(`or with --dry-run to see what it would do: hardway certs --renew --machines ${p.machines} --dry-run\n`);
+    const dry = await hardway(p, 'certs', '--renew', '--dry-run');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/^would reissue \d+ certificate\(s\) with new keys .*\nnothing was changed \(--dry-run\)\n$/);
+    expect(snapshot(p.dir)).toEqual(before);
+    // A name says what it renews: no --yes needed.
+    expect((await hardway(p, 'certs', '--renew', 'admin')).code).toBe(0);
+  });
+
   it('no names: every leaf renewed, both CAs kept byte for byte', async () => {
     const p = await freshProject();
     const before = snapshot(p.dir);
-    const run = await hardway(p, 'certs', '--renew');
+    const run = await hardway(p, 'certs', '--renew', '--yes');
     expect(run.code).toBe(0);
     expect(named(run, 'kept')).toEqual(['ca', 'etcd-ca']);
     const changed = changedFiles(before, snapshot(p.dir));

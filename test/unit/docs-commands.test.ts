@@ -19,6 +19,14 @@ describe('README.md and docs/', () => {
     expect(lines.slice(0, 6).join('\n')).toMatch(/^# hardway\n\n```sh\nnpm run demo +# .+\nnpm test +# .+\n```$/);
   });
 
+  it('README.md says how to run hardway: npm link, npx hardway in the checkout, npx --package=DIR elsewhere', () => {
+    const readme = read('README.md');
+    expect(readme).toMatch(/`npm link` in the checkout/);
+    expect(readme).toMatch(/`npx hardway \.\.\.` in the checkout/);
+    expect(readme).toMatch(/`npx --package=\/path\/to\/hardway hardway \.\.\.` from any other directory/);
+    expect(commandLinesOf('`cd x && npx --package=.. hardway verify`', 'x.md').map((f) => f.words)).toEqual([['verify']]);
+  });
+
   it('every `hardway ...` command line names a real command and options it has', async () => {
     const problems: string[] = [];
     let checked = 0;
@@ -38,6 +46,19 @@ describe('README.md and docs/', () => {
     expect(await problemsOf(found[0]!.words)).toEqual(['unknown command "instal"']);
     expect(await problemsOf(found[1]!.words)).toEqual(['"hardway up" has no option --dryrun', '"hardway up" has no option -x']);
     expect(await problemsOf(['lab', 'ssh', 'node-0', '--', 'ls', '-h', '--whatever'])).toEqual([]);
+  });
+
+  it('the checker finds a wrong value or argument: --only a step the command lacks, --node without its value, a choice not taken, arguments too many or too few', async () => {
+    expect(await problemsOf(['bootstrap-workers', '--only', 'kubelt', '--node', 'node-1'])).toEqual(['"hardway bootstrap-workers" has no step "kubelt" (--only)']);
+    expect(await problemsOf(['bootstrap-workers', '--only', 'kubelet', '--node', 'node-1'])).toEqual([]);
+    expect((await problemsOf(['up', '--node']))[0]).toMatch(/^"hardway up": Option '--node <value>' argument missing/);
+    expect(await problemsOf(['reset', '--delete-data', 'etc', '--yes'])).toEqual(['"hardway reset": --delete-data does not know "etc"']);
+    expect(await problemsOf(['up', 'node-0'])).toEqual(['"hardway up" takes no arguments (none), got 1: node-0']);
+    expect(await problemsOf(['lab', 'stop', 'node-0', 'node-1'])).toEqual(['"hardway lab stop" takes 0 to 1 arguments ([MACHINE]), got 2: node-0 node-1']);
+    expect(await problemsOf(['lab', 'ssh', 'node-0', 'hostname'])).toEqual([]);
+    expect(await problemsOf(['etcd', 'snapshot', 'restore', '--dry-run'])).toEqual(['"hardway etcd snapshot restore" takes 1 argument(s) (FILE), got 0: (none)']);
+    expect(await problemsOf(['lab', 'break', '--list'])).toEqual([]);
+    expect(await problemsOf(['certs', '--renew', 'admin', 'node-0/kubelet'])).toEqual([]);
   });
 
   it('docs/cluster-yaml.md names every key of cluster.yaml', () => {

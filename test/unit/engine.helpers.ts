@@ -96,7 +96,7 @@ export async function runCommand(command: string, argv: string[], dir: string, f
     code = await cmd.run({ values: parsed.values as never, positionals: [], stdout: stdout.stream, stderr: stderr.stream, cwd: dir, env: {} });
   } catch (e) {
     if (!isExpectedError(e)) throw e;
-    code = reportFailure(e, { stdout: stdout.stream, stderr: stderr.stream }, argv.includes('--json') ? cmd : undefined);
+    code = reportFailure(e, { stdout: stdout.stream, stderr: stderr.stream, errorWidth: 100_000 }, argv.includes('--json') ? cmd : undefined);
   }
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }

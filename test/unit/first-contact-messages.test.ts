@@ -2,6 +2,7 @@
 // owner, never "move pki/ away"), a checkout without node_modules (npm ci), lab commands without
 // root (sudo and the command), `lab ssh NODE -- CMD` passing everything after --, the project
 // named the same way everywhere (--dir), and doctor on chosen machines (--node).
+import { unwrapErrors } from '../helpers/unwrap.ts';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -23,7 +24,7 @@ function cli(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; nobod
     cwd: opts.cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: '/nonexistent', HARDWAY_NO_BUNDLE: '1', ...opts.env },
     ...(opts.nobody ? { uid: NOBODY, gid: NOGROUP } : {}),
   });
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: unwrapErrors(r.stderr) };
 }
 
 /** A directory others may enter (mkdtemp makes 0700 ones). */
@@ -157,6 +158,28 @@ describe('the project is named the same way everywhere: --dir DIR, or --machines
   });
 });
 
+describe('lab status --json', () => {
+  it('prints exactly one JSON object on one line: one lab, and every lab of several', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'hw-labstatus-'));
+    for (const [name, subnet] of [['fa', '10.240.171.0/24'], ['fb', '10.240.172.0/24']] as const) {
+      const plan = planLab({ name, servers: 1, workers: 1, subnet, dir: `/tmp/${name}-lab` });
+      mkdirSync(join(state, name), { recursive: true });
+      writeFileSync(join(state, name, 'state.json'), JSON.stringify({ version: 1, plan, createdAt: new Date().toISOString() }));
+    }
+    const env = { ...process.env, HARDWAY_LAB_STATE: state };
+    for (const [args, labs] of [[['--name', 'fa'], ['fa']], [[], ['fa', 'fb']]] as const) {
+      const r = await runCli(['lab', 'status', ...args, '--json'], state, env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.endsWith('\n')).toBe(true);
+      expect(r.stdout.trimEnd().split('\n')).toHaveLength(1);
+      const status = JSON.parse(r.stdout) as { ok: boolean; labs: Array<{ name: string; machines: Array<{ hostname: string; running: boolean }> }> };
+      expect(status.ok).toBe(true);
+      expect(status.labs.map((l) => l.name)).toEqual(labs);
+      expect(status.labs[0]!.machines.map((m) => [m.hostname, m.running])).toEqual([['server', false], ['node-0', false]]);
+    }
+  });
+});
+
 describe('lab down and multipass down need --yes, and offer --dry-run', () => {
   it('lab down without --yes is refused, naming --dry-run; --dry-run says what would go', async () => {
     const state = mkdtempSync(join(tmpdir(), 'hw-labdown-'));
@@ -165,8 +188,8 @@ describe('lab down and multipass down need --yes, and offer --dry-run', () => {
     writeFileSync(join(state, 'fc', 'state.json'), JSON.stringify({ version: 1, plan, createdAt: new Date().toISOString() }));
     const env = { ...process.env, HARDWAY_LAB_STATE: state };
     const refused = await runCli(['lab', 'down', '--name', 'fc'], state, env);
-    failedCleanly(refused, 2, '"hardway lab down" removes lab "fc": its machines and the cluster on them; rerun with --yes to do it');
-    expect(refused.stderr).toContain('hint: "hardway lab down --name fc --dry-run" says what it would remove');
+    failedCleanly(refused, 2, '"hardway lab down" removes lab "fc": its machines and the cluster on them; it runs only with --yes');
+    expect(refused.stderr).toContain('hint: run it again with --yes to do it: hardway lab down --name fc --yes\n        or with --dry-run to see what it would do: hardway lab down --name fc --dry-run\n');
     const dry = await runCli(['lab', 'down', '--name', 'fc', '--dry-run'], state, env);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toBe(`lab "fc": would stop 2 machine(s) (server, node-0), unmount their overlays, remove bridge hw-fc and ${join(state, 'fc')}; the files in /tmp/fc-lab and the cached root stay\n`);

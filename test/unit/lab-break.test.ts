@@ -70,6 +70,24 @@ describe('lab break', () => {
   });
 });
 
+describe('lab break needs --yes', () => {
+  it('without --yes: refused (exit 2) before anything is read, saying what it would break and the line to run with --yes or --dry-run', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'hardway-break-'));
+    const r = await runCli(['lab', 'break', 'hosts-drift', '--node', 'node-1'], cwd, { ...process.env, SUDO_USER: 'ann' });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    const hostsDrift = SCENARIOS.find((s) => s.name === 'hosts-drift')!;
+    expect(r.stderr).toBe(
+      `error: "hardway lab break" would break node-1 of the lab on purpose (hosts-drift): ${hostsDrift.breaks}; only the fix "hardway doctor" names undoes it; it runs only with --yes\n` +
+        '  hint: run it again with --yes to do it: sudo hardway lab break hosts-drift --node node-1 --yes\n' +
+        '        or with --dry-run to see what it would do: sudo hardway lab break hosts-drift --node node-1 --dry-run\n',
+    );
+    const both = await runCli(['lab', 'break', 'hosts-drift', '--yes', '--dry-run'], cwd);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--dry-run and --yes together');
+  });
+});
+
 describe('doctor usage errors', () => {
   it('exits 2 with a hint, no stack trace: no machines.txt, a bad --pull-image, the old --image, an unknown option', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'hardway-doctor-'));

@@ -2,6 +2,7 @@
 // processes: a run holding it makes every other one stop at once naming it; a dead holder's lock is
 // taken over, by exactly one of several runs that find it at the same moment; `hardway certs`
 // started several times at once leaves one valid pki/.
+import { unwrapErrors } from '../helpers/unwrap.ts';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -25,7 +26,7 @@ function start(args: string[], cwd = REPO): { pid: number; done: Promise<Exit>; 
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
-  const done = new Promise<Exit>((r) => child.on('close', (code) => r({ code, stdout, stderr, pid: child.pid! })));
+  const done = new Promise<Exit>((r) => child.on('close', (code) => r({ code, stdout, stderr: unwrapErrors(stderr), pid: child.pid! })));
   return { pid: child.pid!, done, stdoutSoFar: () => stdout, kill: (s) => child.kill(s) };
 }
 

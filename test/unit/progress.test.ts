@@ -1,10 +1,14 @@
 // Progress at once, one summary: against machines that do not answer (a loopback port where
 // nothing listens), the step's header comes first, then a line per machine being reached, then
 // every retry as it is scheduled, and only then the results; at the end one line per machine, each
-// error once. Timing is not asserted: the order of what appears is (bench/first-output.ts measures
+// error once. Against a listener that never answers, the first lines come before any timeout. Timing is not asserted: the order of what appears is (bench/first-output.ts measures
 // the time to the first lines).
+import { writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli.ts';
 import { hardway } from './certs.helpers.ts';
 import { loopbackProject } from './safety.helpers.ts';
 
@@ -52,4 +56,40 @@ describe('progress and summary against machines that do not answer', () => {
     // No header for a step whose machines all failed before it (api-proxy has none of its own here: it says so).
     expect(r.stdout).not.toMatch(/^==> (distribute|bootstrap-etcd|containerd|routes|verify):/m);
   });
+});
+
+describe('progress at once against a machine that never answers', () => {
+  it('the header and "connecting to" appear within 1 s, long before the 20 s handshake timeout', async () => {
+    // A listener that takes the connection and never says a word: SSH waits for its banner.
+    const held: Socket[] = [];
+    const silent = createServer((s) => void held.push(s));
+    await new Promise<void>((ok) => silent.listen(0, '127.0.0.1', ok));
+    const port = (silent.address() as AddressInfo).port;
+    const p = loopbackProject({ machines: '10.240.0.10 server.kubernetes.local server\n' });
+    writeFileSync(join(p.dir, 'ssh_config'), `Host *\n  HostName 127.0.0.1\n  Port ${port}\n`);
+    const started = Date.now();
+    let text = '';
+    let firstAt: number | undefined;
+    let firstText = '';
+    const stdout = new Writable({
+      write(c, _e, done) {
+        text += String(c);
+        if (firstAt === undefined && text.includes('connecting to')) [firstAt, firstText] = [Date.now() - started, text];
+        done();
+      },
+    });
+    const stderr = new Writable({ write(_c, _e, done) { done(); } });
+    const run = main(['pin-hosts', '-i', KEY, '--machines', p.machines], { stdout, stderr, cwd: p.dir, env: process.env });
+    try {
+      while (firstAt === undefined && Date.now() - started < 5_000) await new Promise((ok) => setTimeout(ok, 20));
+      expect(firstAt, text).toBeLessThan(1_000);
+      expect(firstText.split('\n').slice(0, 2)).toEqual([expect.stringMatching(/^==> pin-hosts: /), `server: connecting to root@127.0.0.1:${port}`]);
+      expect(held.length, 'the connection reached the silent listener').toBe(1);
+    } finally {
+      // Let the run end: the held connection drops and every retry is refused.
+      silent.close();
+      for (const s of held) s.destroy();
+      await run;
+    }
+  }, 30_000);
 });

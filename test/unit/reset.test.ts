@@ -310,8 +310,12 @@ describe('the hosts block out of a file', () => {
 describe('the reset command', () => {
   it('refuses to run without --yes, exit 2, pointing at --dry-run', async () => {
     const cmd = remoteCommand(remoteEntry('reset'));
-    const ctx = { values: { machines: 'machines.txt' }, positionals: [], stdout: process.stdout, stderr: process.stderr, cwd: '/nonexistent', env: {} };
-    await expect(cmd.run(ctx as never)).rejects.toMatchObject({ exitCode: 2, message: '"hardway reset" removes every service, file, certificate and route hardway installed on the chosen machines: rerun with --yes to do it' });
+    const ctx = { values: { machines: 'machines.txt' }, positionals: [], stdout: process.stdout, stderr: process.stderr, cwd: '/nonexistent', env: {}, argv: ['reset', '--machines', 'machines.txt'] };
+    await expect(cmd.run(ctx as never)).rejects.toMatchObject({
+      exitCode: 2,
+      message: '"hardway reset" removes every service, file, certificate and route hardway installed on the chosen machines; it runs only with --yes',
+      hint: 'run it again with --yes to do it: hardway reset --machines machines.txt --yes\n        or with --dry-run to see what it would do: hardway reset --machines machines.txt --dry-run',
+    });
   });
   it('--delete-data takes only the names it knows', () => {
     const options = { 'delete-data': STEP_OPTIONS['delete-data'] };

@@ -113,7 +113,7 @@ describe('certs check with the CA key kept offline (item 15)', () => {
 describe('one CA-rotation text, and it works as typed (item 9)', () => {
   it('certs, certs check, --renew ca and the docs all say caRotationCommand()', async () => {
     const text = caRotationCommand();
-    expect(text).toMatch(/^hardway certs --renew-ca, 3 times \(start, switch, finish\), each followed by hardway distribute/);
+    expect(text).toMatch(/^hardway certs --renew-ca --yes, 3 times \(start, switch, finish\), each followed by hardway distribute/);
     const p = await certifiedProject();
     issuedAt(p.dir, 'ca', new Date(Date.now() - 400 * DAY));
     expect((await hardway(p, 'certs')).stderr).toContain(text);
@@ -122,7 +122,7 @@ describe('one CA-rotation text, and it works as typed (item 9)', () => {
     for (const doc of ['README.md', 'docs/security.md', 'docs/day-two.md']) {
       expect(readFileSync(join(ROOT, doc), 'utf8').replace(/\s*\n\s*/g, ' '), doc).toContain(text);
     }
-    expect(caRotationCommand(' --dir /x')).toContain('hardway certs --renew-ca --dir /x, 3 times');
+    expect(caRotationCommand(' --dir /x')).toContain('hardway certs --renew-ca --yes --dir /x, 3 times');
   });
 
   it('doctor gives the same text (with the project\'s arguments) for a CA near its end on a machine', () => {
@@ -134,10 +134,10 @@ describe('one CA-rotation text, and it works as typed (item 9)', () => {
     for (const fix of fixes) expect(fix).toBe(caRotationCommand(ctx.projectArgs));
   });
 
-  it('the command it gives runs as typed (no --yes needed): the first stage starts', async () => {
+  it('the command it gives runs as typed (with its --yes): the first stage starts', async () => {
     const p = await certifiedProject();
     const typed = caRotationCommand().split(',')[0]!.split(' ');
-    expect(typed).toEqual(['hardway', 'certs', '--renew-ca']);
+    expect(typed).toEqual(['hardway', 'certs', '--renew-ca', '--yes']);
     const run = await hardway(p, ...typed.slice(1));
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('CA rotation 1/3 (start)');

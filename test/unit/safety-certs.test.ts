@@ -57,7 +57,7 @@ describe('an expired CA (item 9)', () => {
     const check = await hardway(p, 'certs', 'check');
     expect(check.code).toBe(1);
     expect(check.stdout).toMatch(/^ca\s+FAIL .*\n\s+- expired 35 days ago; renew it: hardway certs --renew-ca/m);
-    const start = await hardway(p, 'certs', '--renew-ca');
+    const start = await hardway(p, 'certs', '--renew-ca', '--yes');
     expect(start.code, start.stderr).toBe(0);
     expect(start.stdout).toContain('CA rotation 1/3 (start)');
   });

@@ -103,8 +103,9 @@ describe('etcd snapshot restore needs --yes (item 5)', () => {
   it('without --yes: the file is checked, then exit 2 saying what it would do; no machine is asked, no log opened', async () => {
     const p = withSnapshot();
     const run = await hardway(p, 'etcd', 'snapshot', 'restore', 's.db');
-    failedCleanly(run, 2, '"hardway etcd snapshot restore" stops the control plane and etcd on server and replaces the cluster\'s whole state with the snapshot\'s: rerun with --yes to do it');
-    expect(run.stderr).toContain('--dry-run');
+    failedCleanly(run, 2, '"hardway etcd snapshot restore" stops the control plane and etcd on server and replaces the cluster\'s whole state with the snapshot\'s; it runs only with --yes');
+    expect(run.stderr).toContain(`hint: run it again with --yes to do it: hardway etcd snapshot restore s.db --machines ${p.machines} --yes\n`);
+    expect(run.stderr).toContain(`or with --dry-run to see what it would do: hardway etcd snapshot restore s.db --machines ${p.machines} --dry-run\n`);
     expect(run.stdout).toContain('s.db: an etcd snapshot: revision 2');
     expect(readdirSync(p.dir)).not.toContain('logs');
   });

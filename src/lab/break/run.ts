@@ -26,6 +26,8 @@ export interface BreakRequest {
   cwd: string;
   scenario: string;
   node?: string;
+  /** Say which machine it would break and how, breaking nothing. */
+  dryRun?: boolean;
 }
 
 /** Breaks one machine of a lab; returns the lines to print (what was done, what a learner will see). */
@@ -44,6 +46,8 @@ export async function labBreak(req: BreakRequest, paths: LabPaths, progress: Pro
   if (runningPid(machineDir(paths, state.plan.spec.name, machine.hostname), labMachine) === undefined) {
     throw new InputError(`${machine.hostname} is not running: ${scenario.name} breaks a running machine`, labMachineLine('start', machine.hostname, state.plan.spec.name));
   }
+  // Everything above only read: which machine it would break is known, and nothing was changed yet.
+  if (req.dryRun) return [`would break ${machine.hostname} of lab "${state.plan.spec.name}" (${scenario.name}): ${scenario.breaks}; nothing was changed`, `What you would see: ${scenario.sees}.`];
   let transport: Transport | undefined;
   let apiTransport: Transport | undefined;
   const connect = hostConnector(inventory, { dir });

@@ -31,6 +31,7 @@
  * the CLI's message: suites that need a lab fail loudly instead of skipping. The first lab on a
  * fresh host builds the root filesystem (about 4 minutes); the e2e hook timeout allows for it.
  */
+import { unwrapErrors } from '../../helpers/unwrap.ts';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -91,9 +92,10 @@ function exec(file: string, args: string[], opts: { cwd?: string; env?: NodeJS.P
   });
 }
 
-/** Runs `node bin/hardway.mjs ...args`; never throws. */
-export function hardway(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
-  return exec(process.execPath, [HARDWAY, ...args], opts);
+/** Runs `node bin/hardway.mjs ...args`; never throws. Its errors, wrapped at 80 columns on the pipe, come back unwrapped (whole lines to compare). */
+export async function hardway(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+  const r = await exec(process.execPath, [HARDWAY, ...args], opts);
+  return { ...r, stderr: unwrapErrors(r.stderr) };
 }
 
 /** `hardway lab down --name NAME --yes`; throws if it fails. */
