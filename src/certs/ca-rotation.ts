@@ -16,7 +16,7 @@ import { FailureError } from '../errors.ts';
 import { PKI } from '../layout.ts';
 import { CA_ROTATION_STAGES } from './check.ts';
 import { caIdentities, profileOf } from './identities.ts';
-import { issueCertificate, pemBlocks } from './issue.ts';
+import { pemBlocks } from './pem.ts';
 import { generateKey, keyFromPem } from './keys.ts';
 import { readableCertificate } from './inspect.ts';
 import { doneLine, type PkiReport } from './pki-report.ts';
@@ -128,6 +128,8 @@ export async function rotateCa(inv: Inventory, now: Date, stage: RotationStage):
     const writes: PkiWrite[] = [];
     if (!next) {
       const key = await generateKey(inv.settings.keyAlgorithm);
+      // node-forge is loaded only when a certificate is issued (a no-op run never needs it).
+      const { issueCertificate } = await import('./issue.ts');
       const crt = issueCertificate(profileOf(ca), key.publicKey, { selfKey: key.privateKey }, { now, validityDays: inv.settings.certValidityDays });
       // Key first: a certificate without its key is never left behind.
       writes.push({ pkiPath: PKI.caNext.key, content: key.pem, mode: SECRET_MODE }, { pkiPath: PKI.caNext.crt, content: crt, mode: PUBLIC_MODE });

@@ -8,7 +8,6 @@ import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import { assertDistinctFiles, caIdentities, identitiesFor, profileOf, type CaIdentity, type CaName, type Identity } from './identities.ts';
 import { daysUntil, expiredText, inspect, readableCertificate, untilText } from './inspect.ts';
-import { issueCertificate } from './issue.ts';
 import { RENEW_REASON } from './renew.ts';
 import { caRenewal } from './check.ts';
 import { algorithmOf, generateKey, keyFromPem, type KeyPair } from './keys.ts';
@@ -62,20 +61,22 @@ export async function ensureCertificates(inv: Inventory, now: Date, opts: Ensure
   checkPkiWrites(inv.dir, [...newCas.flatMap((ca) => [ca.files.key, ca.files.crt]), ...toIssue.flatMap((l) => [l.id.files.key, l.id.files.crt])]);
   const keys = await Promise.all([...newCas, ...toIssue].map((x) => ('kept' in x && x.kept ? x.kept : generateKey(settings.keyAlgorithm))));
   const ctx = { now, validityDays: settings.certValidityDays };
+  // node-forge is loaded only when something is issued: a run with a complete pki/ never loads it.
+  const issuer = newCas.length + toIssue.length > 0 ? await import('./issue.ts') : undefined;
 
   // Everything is written at once (writePkiFiles): a failed write (no space, a read-only disk)
   // leaves pki/ as it was, so no key is ever left without its certificate.
   const writes: PkiWrite[] = [];
   for (const [i, ca] of newCas.entries()) {
     const key = keys[i]!;
-    const pem = issueCertificate(profileOf(ca), key.publicKey, { selfKey: key.privateKey }, ctx);
+    const pem = issuer!.issueCertificate(profileOf(ca), key.publicKey, { selfKey: key.privateKey }, ctx);
     writes.push({ pkiPath: ca.files.key, content: key.pem, mode: SECRET_MODE }, { pkiPath: ca.files.crt, content: pem, mode: PUBLIC_MODE });
     existing.set(ca.name, { pem, cert: new X509Certificate(pem), key });
   }
   for (const [i, leaf] of toIssue.entries()) {
     const key = keys[newCas.length + i]!;
     const ca = existing.get(leaf.id.issuer)!;
-    const pem = issueCertificate(profileOf(leaf.id), key.publicKey, { certificatePem: ca.pem, privateKey: ca.key.privateKey }, ctx);
+    const pem = issuer!.issueCertificate(profileOf(leaf.id), key.publicKey, { certificatePem: ca.pem, privateKey: ca.key.privateKey }, ctx);
     // Key first, then certificate: if we stop in between, the next run sees a mismatch and reissues.
     if (!leaf.kept) writes.push({ pkiPath: leaf.id.files.key, content: key.pem, mode: SECRET_MODE });
     writes.push({ pkiPath: leaf.id.files.crt, content: pem, mode: PUBLIC_MODE });

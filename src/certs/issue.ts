@@ -1,6 +1,7 @@
 // Issuing one certificate: pure given the keys and a clock. The TBSCertificate is built with
 // forge's ASN.1 encoder and signed with node:crypto, which handles RSA and ECDSA alike.
 import forge from 'node-forge';
+import { pemBlocks, toPem } from './pem.ts';
 import { randomBytes, sign, type KeyObject } from 'node:crypto';
 import {
   bitString, der, parseDer, extensions, integer, keyIdentifier, name, publicKeyInfo, seq, signatureAlgorithm, validity,
@@ -74,18 +75,6 @@ function randomSerial(): Buffer {
   const b = randomBytes(16);
   b[0] = (b[0]! & 0x3f) | 0x40;
   return b;
-}
-
-/** The PEM certificates of a file, in order (one, or a CA bundle); the text itself when it holds none. */
-export function pemBlocks(text: string): string[] {
-  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
-  return blocks.length > 0 ? blocks.map((b) => (b.endsWith('\n') ? b : `${b}\n`)) : [text];
-}
-
-/** PEM text of a DER certificate, 64 characters a line. */
-export function toPem(certDer: Buffer): string {
-  const lines = certDer.toString('base64').match(/.{1,64}/g) ?? [];
-  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
 }
 
 /** The issuer name (the CA certificate's subject, byte for byte) and the CA's subject key id. */

@@ -83,6 +83,6 @@ export function pullRequests(m: Machine, testImages: string[]): MachineRequests 
   if (m.role !== 'worker' || testImages.length === 0) return { reads: [], probes: {} };
   const probes: Record<string, ProbeRequest> = Object.fromEntries(testImages.map((image) => [pullProbe(image), testPull.ask(image)]));
   // What the node has cached, to tell when a cached image hides a broken pull.
-  probes[CACHED_PROBE] = images.ask();
+  probes[CACHED_PROBE] = images.ask(testImages);
   return { reads: [], probes };
 }

@@ -19,7 +19,8 @@
 # write the cache), fast_min (bytes from which a file is hashed by openssl when it works),
 # read_limit (largest file read back), abc_sha256 (SHA-256 of "abc", to test openssl with).
 # A run asks a few hundred of these, so each costs as few processes as it can: all S, R and H
-# files of a batch get one `stat`, its small S files one `sha256sum`, a probe one subshell.
+# files of a batch get one `stat`, its small S files one `sha256sum`, a probe one subshell, the SHA
+# cache one `cat` (read_cache) and a lookup per large file by its numbers (cache_lookup).
 # Large files are hashed by openssl when it is there and right: it uses the CPU's SHA instructions
 # and is about 4x faster than sha256sum on the binaries every no-op rerun re-checks, but its start-up
 # makes it slower on small files. Same SHA-256 either way.
@@ -29,7 +30,6 @@ nl='
 '
 cachedir=
 cacheread=
-cached=
 fast_sha() {
   if [ -z "$fast" ]; then
     f=$(printf abc | openssl dgst -sha256 -r 2>/dev/null); fast=no; [ "${f%% *}" = "$abc_sha256" ] && fast=yes
@@ -57,6 +57,44 @@ remember_sum() {
   # The cache's directory is made once per batch, not once per file.
   [ -n "$cachedir" ] || { mkdir -p "${cache%/*}"; cachedir=1; }
   printf '%s%s\n' "$1" "$2" >> "$cache"
+  # Already read: this batch's own lookups find it too.
+  [ -z "$cacheread" ] || cache_add "$1" "$2"
+}
+# One cache line (KEY = `path<TAB>size:inode:ctime<TAB>`, then the digest) into the lookup: in the
+# variable named after its size, inode and ctime (digits only, so the name is safe to eval), as
+# `<NL>path<TAB>digest` beside any other path of the same numbers (a hard link).
+cache_add() {
+  _id=${1%"$tab"}; _id=${_id##*"$tab"}; _p=${1%"$tab$_id$tab"}
+  case $_id in *[!0-9:]*|:*|*:|*::*) return 0 ;; esac
+  _a=${_id%%:*}; _r=${_id#*:}; _b=${_r%%:*}; _c=${_r#*:}
+  case $_c in ''|*:*) return 0 ;; esac
+  eval "h_${_a}_${_b}_$_c=\${h_${_a}_${_b}_$_c-}\$nl\$_p\$tab\$2"
+}
+# Reads the SHA cache once, into variables cache_lookup finds a line in without a scan: a pattern
+# match of each key over the whole cache text took time that grew with the square of its size
+# (dash tries every prefix for `${x#*key}`), most of a worker's no-op CPU once the cache grew.
+read_cache() {
+  cacheread=1
+  _all=$(cat "$cache" 2>/dev/null) || return 0
+  set -f; _ifs=$IFS; IFS=$nl
+  for _l in $_all; do
+    IFS=$tab; set -- $_l; IFS=$nl
+    # A line of another shape (a tab in a path, a torn write) is no entry: that file is hashed.
+    [ $# = 3 ] && cache_add "$1$tab$2$tab" "$3"
+  done
+  IFS=$_ifs; set +f
+}
+# The digest remembered for KEY ($1, as cache_add takes it) into sum ('' when there is none).
+cache_lookup() {
+  [ -n "$cacheread" ] || read_cache
+  sum=
+  _id=${1%"$tab"}; _id=${_id##*"$tab"}; _p=${1%"$tab$_id$tab"}
+  case $_id in *[!0-9:]*|:*|*:|*::*) return 0 ;; esac
+  _a=${_id%%:*}; _r=${_id#*:}; _b=${_r%%:*}; _c=${_r#*:}
+  case $_c in ''|*:*) return 0 ;; esac
+  eval "_v=\${h_${_a}_${_b}_$_c-}"
+  # The first line for this key wins, as it did when the cache text was searched.
+  case $_v$nl in *"$nl$_p$tab"*) _v=${_v#*"$nl$_p$tab"}; sum=${_v%%"$nl"*} ;; esac
 }
 # All requests first (q_1 ... q_n). The regular files among S, R and H (f_1 ... f_k; x_I = J when
 # request I is file J) get ONE stat, and the small ones asked with S ONE sha256sum (y_J = their
@@ -111,9 +149,8 @@ while [ $i -lt $n ]; do
         sum=; y=
         if [ "${meta##* }" -ge "$fast_min" ]; then
           key="$arg$tab${meta##* }:$ident$tab"
-          # The cache is read once per batch; each lookup is a pattern match, not a grep process.
-          [ -n "$cacheread" ] || { cached=$(cat "$cache" 2>/dev/null); cacheread=1; }
-          case $cached in *"$key"*) sum=${cached#*"$key"}; sum=${sum%%"$nl"*} ;; esac
+          # The cache is read once per batch (no grep process per file), then looked up by key.
+          cache_lookup "$key"
           if [ -z "$sum" ]; then
             if fast_sha; then sum=$(openssl dgst -sha256 -r < "$arg") || { echo E; continue; }
             else sum=$(sha256sum < "$arg") || { echo E; continue; }; fi

@@ -2,8 +2,8 @@
 // hardway wrote, and a test pull through the mirrors that bypasses the node's image cache.
 import { WORKER } from '../layout.ts';
 import { HOSTS_TOML_MARKER } from '../render/registries.ts';
-import { sh } from '../shell.ts';
-import { probe } from './probe.ts';
+import { sh, type Command } from '../shell.ts';
+import { mergeableProbe, probe } from './probe.ts';
 
 /** The namespace of containerd that the kubelet's CRI uses. */
 export const CRI_NAMESPACE = 'k8s.io';
@@ -23,11 +23,18 @@ export function parseImageList(text: string): Map<string, string> {
 }
 
 /**
- * What containerd's k8s.io namespace holds (the node's image cache): the raw answer of `ctr images
- * ls` (read with parseImageList; its exit code says whether containerd answered). The one images
- * read of the images step, verify and doctor.
+ * One `ctr images ls` for the images named (all of them when none is): containerd's filters of
+ * one call are ORed, each name quoted as its filter syntax wants (a `/` would start a regex).
  */
-export const images = probe('images', () => sh`${CTR} -n ${CRI_NAMESPACE} images ls`);
+export function imagesCommand(names: readonly string[]): Command {
+  return sh`${CTR} -n ${CRI_NAMESPACE} images ls ${names.map((n) => `name==${JSON.stringify(n)}`)}`;
+}
+
+/**
+ * What containerd's k8s.io namespace holds of the images named: the raw answer of `ctr images ls`
+ * (read with parseImageList); the steps and checks asking at once share one call for all their names.
+ */
+export const images = mergeableProbe('images', imagesCommand, (a) => a);
 
 /**
  * A fetch of `image`'s manifest from the registry itself (through the mirrors of certs.d), never

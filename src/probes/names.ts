@@ -41,7 +41,15 @@ export function resolvedAddresses(stdout: string): Map<string, string> {
 export const namesResolved = probe('names', (names: readonly string[]) => resolveNames(names), (a) => resolvedAddresses(a.stdout));
 
 /** The running hostname. */
-export const hostname = probe('hostname', () => sh`hostname`, (a) => a.stdout.trim());
+export const hostname = probe('hostname', () => hostnameCommand(), (a) => a.stdout.trim());
+
+/**
+ * The running hostname, read by the facts shell from the kernel (no `hostname` process). A string
+ * of /proc/sys reads whole byte by byte (the sysctl ints do not: see sysctlValues). `file` is another copy (tests).
+ */
+export function hostnameCommand(file = '/proc/sys/kernel/hostname'): Command {
+  return sh`IFS= read -r h < ${file}; printf '%s' "$h"`;
+}
 
 /** Whether hostnamectl can set the hostname (it is there and systemd runs). */
 export const hostnamectlWorks = probe('hostnamectl', () => sh`command -v hostnamectl >/dev/null && test -d /run/systemd/system`, (a) => a.code === 0);

@@ -1,17 +1,35 @@
 // Probes of the operating system: packages, swap, kernel settings, files and directories as the
 // steps that install or remove them need to know, and the machine's clock.
-import { sh } from '../shell.ts';
+import { sh, type Command } from '../shell.ts';
 import { probe } from './probe.ts';
 
 /** Debian packages that are installed, of those named (one dpkg-query for all). */
 export const installedPackages = probe('installed-packages', (packages: readonly string[]) => sh`dpkg-query -W -f='\${Package} \${Status}\\n' ${packages} 2>/dev/null`,
   (a) => new Set(a.stdout.split('\n').filter((l) => / ok installed$/.test(l)).map((l) => l.split(' ')[0]!)));
 
+/**
+ * The swap devices in use, as /proc/swaps names them, on one line (space-separated): a `read` loop
+ * in the facts shell, where `swapon --show` started a process. `file` is another copy (tests).
+ */
+export function swapNamesCommand(file = '/proc/swaps'): Command {
+  // The first line is the header; a name's spaces are escaped (\040) by the kernel.
+  return sh`h=; while read -r n _; do [ -z "$h" ] || printf '%s ' "$n"; h=1; done < ${file}; :`;
+}
+
 /** The swap devices in use. */
-export const swapDevices = probe('swap-devices', () => sh`swapon --noheadings --show=NAME 2>/dev/null`, (a) => a.stdout.split('\n').map((l) => l.trim()).filter(Boolean));
+export const swapDevices = probe('swap-devices', () => swapNamesCommand(), (a) => a.stdout.split(/\s+/).filter(Boolean));
+
+/**
+ * How many lines of `file` mount swap, counted by a `read` loop (no grep process): the lines the
+ * worker-os step's sed comments out, a line whose first field does not start with `#` and whose
+ * third is `swap` followed by white space (more fields, or white space at the end).
+ */
+export function fstabSwapCountCommand(file = '/etc/fstab'): Command {
+  return sh`c=0; set -f; while IFS= read -r l || [ -n "$l" ]; do set -- $l; case $1 in ''|'#'*) continue ;; esac; case $3 in swap) if [ $# -gt 3 ]; then c=$((c + 1)); else case $l in *[[:space:]]) c=$((c + 1)) ;; esac; fi ;; swap[[:space:]]*) c=$((c + 1)) ;; esac; done < ${file}; echo $c`;
+}
 
 /** How many lines of /etc/fstab mount swap. */
-export const fstabSwapLines = probe('fstab-swap-lines', () => sh`grep -Ec '^[[:space:]]*[^#[:space:]]+[[:space:]]+[^[:space:]]+[[:space:]]+swap[[:space:]]' /etc/fstab 2>/dev/null`, (a) => Number(a.stdout.trim()) || 0);
+export const fstabSwapLines = probe('fstab-swap-lines', () => fstabSwapCountCommand(), (a) => Number(a.stdout.trim()) || 0);
 
 /** How many lines of /etc/fstab carry `note` (lines hardway commented out). */
 export const fstabLinesWith = probe('fstab-lines-with', (note: string) => sh`grep -cF -- ${note} /etc/fstab 2>/dev/null`, (a) => Number(a.stdout.trim()) || 0);

@@ -1,4 +1,4 @@
-// Probes of systemd: service states (shared by every step asking at once), a unit's enablement,
+// Probes of systemd: service states (shared by every step asking at once; other units too),
 // the API server's state, and the journal's last lines of services that are down.
 import { ANY } from '../layout.ts';
 import { sh, type Command } from '../shell.ts';
@@ -21,9 +21,14 @@ export interface ServiceState {
  * `RestartDue=S` line for each service whose restart-due marker exists (a shell test, no process).
  */
 export function serviceStatesCommand(services: readonly string[]): Command {
-  const show = sh`systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState -p NeedDaemonReload ${services.map((s) => `${s}.service`)}`;
+  // A name with a dot is a unit of another kind (swap.target, whose mask worker-os checks): asked
+  // in the same call, not by a `systemctl is-enabled` of its own.
+  const show = sh`systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState -p NeedDaemonReload ${services.map(unitName)}`;
   return sh`${show}; for s in ${services}; do if [ -e ${ANY.restartDue}/"$s" ]; then echo; echo "RestartDue=$s"; fi; done; :`;
 }
+
+/** The systemd unit of a name serviceStates is asked: NAME.service, or the name itself when it has a kind (swap.target). */
+const unitName = (s: string) => (s.includes('.') ? s : `${s}.service`);
 
 /** Parses serviceStatesCommand's output, keyed by service name (no LoadState counts as loaded). */
 export function parseServiceStates(text: string): Map<string, ServiceState> {
@@ -43,9 +48,6 @@ export function parseServiceStates(text: string): Map<string, ServiceState> {
 
 /** The state of services, by name (every step's asked at once share one systemctl). */
 export const serviceStates = mergeableProbe('service-states', serviceStatesCommand, (a) => parseServiceStates(a.stdout));
-
-/** `systemctl is-enabled UNIT`: enabled, masked, ... ('' when systemd does not know it). */
-export const unitEnabled = probe('unit-enabled', (unit: string) => sh`systemctl is-enabled ${unit} 2>/dev/null`, (a) => a.stdout.trim());
 
 /** kube-apiserver's ActiveState, and `no-kubectl` on a line of its own when kubectl is not installed. */
 export const apiServerState = probe('api-server-state', () => sh`systemctl is-active kube-apiserver 2>/dev/null; command -v kubectl >/dev/null || echo no-kubectl`, (a) => a.stdout.trim());

@@ -6,7 +6,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Handlebars from 'handlebars';
+import type Handlebars from 'handlebars';
+// The runtime alone runs precompiled templates (the bundle's: the hot path); the compiler is loaded
+// only when a template must be compiled (running from src/, or a template changed since the build).
+import HandlebarsRuntime from 'handlebars/runtime.js';
 import { FailureError } from '../errors.ts';
 
 /** The package root, which holds templates/ and units/ (found from this file, not the cwd). */
@@ -39,7 +42,7 @@ function packagePrecompiled(): Record<string, Precompiled> {
 /** A template set reading from `root`; each file is read and compiled once per set. */
 export function createTemplateSet(root: string = PACKAGE_ROOT): TemplateSet {
   // A private handlebars environment: no helper or partial registered elsewhere can leak in.
-  const hb = Handlebars.create();
+  const hb = (HandlebarsRuntime as unknown as typeof Handlebars).create();
   const precompiled = root === PACKAGE_ROOT ? packagePrecompiled() : {};
   const compiled = new Map<string, (values: object) => string>();
   return {
@@ -82,8 +85,12 @@ export function sharedTemplateSet(root: string = PACKAGE_ROOT): TemplateSet {
  * Compiles one template strictly (or takes `spec`, the same source precompiled with the same
  * options); the returned function throws FailureError naming `name` and the missing field.
  */
-export function compileTemplate(name: string, source: string, hb: typeof Handlebars = Handlebars.create(), spec?: TemplateSpecification): (values: object) => string {
-  const template = spec ? hb.template(spec) : hb.compile(source, { strict: true, noEscape: true });
+export function compileTemplate(name: string, source: string, hb?: typeof Handlebars, spec?: TemplateSpecification): (values: object) => string {
+  // Compiling needs the full handlebars (a private environment of its own when none is given).
+  // (The runtime environment of a template set has no `compile`.)
+  const template = spec
+    ? (hb ?? handlebarsCompiler().create()).template(spec)
+    : (hb && typeof hb.compile === 'function' ? hb : handlebarsCompiler().create()).compile(source, { strict: true, noEscape: true });
   return (values) => {
     try {
       return template(values);
@@ -91,6 +98,11 @@ export function compileTemplate(name: string, source: string, hb: typeof Handleb
       throw explain(name, source, e as Error);
     }
   };
+}
+
+/** The full handlebars (compiler and runtime), loaded on first use. */
+function handlebarsCompiler(): typeof Handlebars {
+  return createRequire(import.meta.url)('handlebars') as typeof Handlebars;
 }
 
 const MISSING = /^"(.+)" not defined in .* - (\d+):(\d+)$/s;

@@ -100,7 +100,9 @@ export const imagesStep: ChangeStep = {
     const sandbox = sandboxImageOf(ctx.inventory);
     if (archives.length === 0 && sandbox === undefined) return [];
     const desired: DesiredFile[] = archives.map((a) => ({ path: remoteArchivePath(a.name), content: a.content, mode: 0o644 }));
-    const found = await inspect(ctx.facts, desired.map((d) => d.path), [], { images: images.ask() });
+    // Only the images this step compares: the archives' and the sandbox image.
+    const names = [...new Set([...archives.flatMap((a) => a.images.map((i) => i.name)), ...(sandbox === undefined ? [] : [sandbox])])];
+    const found = await inspect(ctx.facts, desired.map((d) => d.path), [], { images: images.ask(names) });
     // Before the kubelet: a sandbox image no source gives would leave every pod here in ContainerCreating.
     const listing = found.probes.images!;
     const cached = listing.code === 0 ? new Set(parseImageList(listing.stdout).keys()) : undefined;

@@ -46,7 +46,7 @@ export const verifyStep: CheckStep = {
       routes: routes.ask(),
       ...(machine.role === 'control-plane' ? { etcd: etcdHealth.ask(severalControlPlanes(inv)) } : {}),
       // What containerd holds, for the sandbox image (it pulls that only at the first pod).
-      ...(machine.role === 'worker' && sandboxImageOf(inv) !== undefined ? { images: images.ask() } : {}),
+      ...(machine.role === 'worker' && sandboxImageOf(inv) !== undefined ? { images: images.ask([sandboxImageOf(inv)!]) } : {}),
       // The nodes too, on the machine that asks the API: a converged cluster needs no other round trip.
       ...(asksApi(inv, machine) ? { nodes: clusterObjects.ask(objectsOf(inv)) } : {}),
     });

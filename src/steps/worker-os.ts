@@ -5,7 +5,6 @@
 // forwarding sysctls, persisted in one file each (never appended).
 import { severalControlPlanes } from '../api-endpoints.ts';
 import { installedPackages, fstabSwapLines, brNetfilterPresent, swapDevices, sysctls } from '../probes/system.ts';
-import { unitEnabled } from '../probes/systemd.ts';
 import type { Inventory } from '../inventory.ts';
 import { fileChangesFrom, inspect } from './support/inspect.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
@@ -23,6 +22,9 @@ export function workerPackages(inv: Inventory): string[] {
   return severalControlPlanes(inv) ? [...WORKER_PACKAGES, 'haproxy'] : WORKER_PACKAGES;
 }
 
+/** The unit worker-os masks so that systemd activates no swap at boot. */
+const SWAP_TARGET = 'swap.target';
+
 /** The worker-os step. */
 export const workerOsStep: ChangeStep = {
   name: 'worker-os',
@@ -32,12 +34,12 @@ export const workerOsStep: ChangeStep = {
     const { inventory, machine, facts } = ctx;
     const packages = workerPackages(inventory);
     const { files } = renderedFor(inventory, machine, 'worker-os');
-    const found = await inspect(facts, files.map((f) => f.path), [], {
+    // swap.target's mask is read with every step's services in the one `systemctl show`.
+    const found = await inspect(facts, files.map((f) => f.path), [SWAP_TARGET], {
       // One dpkg-query for every package (one it does not know is left out of its answer).
       packages: installedPackages.ask(packages),
       swap: swapDevices.ask(),
       fstab: fstabSwapLines.ask(),
-      swapTarget: unitEnabled.ask('swap.target'),
       bridge: brNetfilterPresent.ask(),
       sysctls: sysctls.ask(WORKER_SYSCTLS),
     });
@@ -61,7 +63,7 @@ export const workerOsStep: ChangeStep = {
         reason: 'swap listed in /etc/fstab would come back at boot',
       });
     }
-    if (p.swapTarget !== 'masked') {
+    if (found.services.get(SWAP_TARGET)?.enabled !== 'masked') {
       // --no-reload: the mask matters at boot (swap is already off now), and a reload of all of
       // systemd costs ~0.1-0.3 s of CPU on the machine.
       // The record lets reset unmask only a mask hardway made.

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { pemBlocks } from '../../src/certs/issue.ts';
+import { pemBlocks } from '../../src/certs/pem.ts';
 import { rotationStage } from '../../src/certs/ca-rotation.ts';
 import { renewCa } from '../../src/commands/certs-ca.ts';
 import type { CliContext } from '../../src/cli/command.ts';

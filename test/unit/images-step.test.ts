@@ -14,10 +14,10 @@ import { PAUSE_IMAGE, WEB_IMAGE } from '../../src/images/names.ts';
 import { archiveImages, type ArchiveImage } from '../../src/images/oci.ts';
 import type { Inventory } from '../../src/inventory.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
+import { CTR_IMAGES_LS as LS, imagesListing } from '../fixtures/ctr-images.ts';
 import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
 
 const DIR = '/var/lib/hardway/images';
-const LS = /^\/usr\/local\/bin\/ctr -n k8s\.io images ls$/;
 const IMPORT = /^\/usr\/local\/bin\/ctr -n k8s\.io images import (\S+)$/;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -43,10 +43,9 @@ function projectWithImages(): { inv: Inventory; byName: Map<string, ArchiveImage
 /** A worker whose containerd holds `images` (name -> digest) and imports archives it is given. */
 function withContainerd(t: FakeTransport, images: Map<string, string>, contents: Contents, opts: { down?: boolean } = {}): FakeTransport {
   t.handlers.push(
-    [LS, () => {
+    [LS, (m) => {
       if (opts.down) return { code: 1, stdout: '', stderr: 'ctr: failed to dial "/run/containerd/containerd.sock"' };
-      const rows = [...images].map(([ref, digest]) => `${ref.padEnd(40)} application/vnd.oci.image.manifest.v1+json ${digest} 1.9 MiB  linux/amd64 -`);
-      return { code: 0, stdout: ['REF'.padEnd(40) + ' TYPE DIGEST SIZE PLATFORMS LABELS', ...rows].join('\n') + '\n', stderr: '' };
+      return { code: 0, stdout: imagesListing(m, images), stderr: '' };
     }],
     [IMPORT, (m, fake) => {
       const file = fake.files.get(m[1]!);
@@ -98,8 +97,9 @@ describe('images step', () => {
     expect(second.result).toMatchObject({ ok: true, changed: 0 });
     expect(second.result.results.map((r) => r.status)).toEqual(['unchanged', 'unchanged']);
     for (const f of fakes.values()) expect(f.changesRun).toEqual([]);
-    // One facts round trip per worker: the archives' stats and the image list together.
-    expect(node1.commands.filter((c) => c.startsWith('facts: probe'))).toEqual(['facts: probe /usr/local/bin/ctr -n k8s.io images ls']);
+    // One facts round trip per worker: the archives' stats and the image list together, filtered
+    // to the archives' images (containerd lists no other).
+    expect(node1.commands.filter((c) => c.startsWith('facts: probe'))).toEqual([`facts: probe /usr/local/bin/ctr -n k8s.io images ls ${[...byName.keys()].map((n) => `'name==${JSON.stringify(n)}'`).join(' ')}`]);
   });
 
   it('imports only the archive whose image is missing or has another digest, and uploads only what differs', async () => {
@@ -189,3 +189,19 @@ describe('images step parts', () => {
   });
 });
 
+
+describe('the images probe: filtered to the names asked, one call for every plan asking at once', () => {
+  it('lists only the names asked, and the plans of one round share one ctr call for the union', async () => {
+    const { coalescedFacts } = await import('../../src/engine/coalesced-facts.ts');
+    const { createFacts } = await import('../../src/engine/facts.ts');
+    const { images } = await import('../../src/probes/containerd.ts');
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const t = new FakeTransport('node-0');
+    t.handlers.push([LS, (m) => ({ code: 0, stdout: imagesListing(m, [['r.io/a:1', digest], ['r.io/b:1', digest], ['r.io/c:1', digest]]), stderr: '' })]);
+    const facts = coalescedFacts(createFacts(t));
+    const [x, y] = await Promise.all([facts.ask({ i: images.ask(['r.io/a:1']) }), facts.ask({ i: images.ask(['r.io/b:1', 'r.io/gone:1']) })]);
+    expect(t.commands.filter((c) => c.includes('images ls'))).toEqual([`facts: probe /usr/local/bin/ctr -n k8s.io images ls 'name=="r.io/a:1"' 'name=="r.io/b:1"' 'name=="r.io/gone:1"'`]);
+    // Each plan reads its own names from the shared answer: a missing one is still missing.
+    for (const got of [x.i, y.i]) expect([...parseImageList(got.stdout).keys()]).toEqual(['r.io/a:1', 'r.io/b:1']);
+  });
+});

@@ -11,10 +11,10 @@ import type { Inventory } from '../../src/inventory.ts';
 import { imagesStep } from '../../src/steps/images.ts';
 import { sandboxOnWorker, sandboxSource, sandboxWithoutSource } from '../../src/steps/support/sandbox-image.ts';
 import type { FakeTransport } from '../fixtures/fake-transport.ts';
+import { CTR_IMAGES_LS as LS, imagesListing } from '../fixtures/ctr-images.ts';
 import { fakeCluster, inventoryOf, projectDir, runCommand, runEngine } from './engine.helpers.ts';
 
 const UPSTREAM = 'registry.k8s.io/pause:3.2';
-const LS = /^\/usr\/local\/bin\/ctr -n k8s\.io images ls$/;
 const PULL = /ctr content fetch-object --hosts-dir \/etc\/containerd\/certs\.d (\S+) 2>&1 >\/dev\/null$/;
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 
@@ -28,7 +28,7 @@ function workers(inv: Inventory, cached: string[], pull: { code: number; line: s
   const fakes = fakeCluster(inv);
   for (const t of fakes.values()) {
     t.handlers.push(
-      [LS, () => ({ code: 0, stdout: ['REF TYPE DIGEST SIZE PLATFORMS LABELS', ...cached.map((c) => `${c} application/vnd.oci.image.manifest.v1+json ${DIGEST} 1 MiB linux/amd64 -`)].join('\n') + '\n', stderr: '' })],
+      [LS, (m) => ({ code: 0, stdout: imagesListing(m, cached.map((c): [string, string] => [c, DIGEST])), stderr: '' })],
       [PULL, () => ({ code: pull.code, stdout: `${pull.line}\n`, stderr: '' })],
     );
   }

@@ -5,7 +5,7 @@ import type { Inventory, Machine } from '../../inventory.ts';
 import { severalControlPlanes } from '../../api-endpoints.ts';
 import { API_PROXY_SERVICE } from '../../render/worker.ts';
 import { readPkiFile } from '../../certs/identities.ts';
-import { pemBlocks } from '../../certs/issue.ts';
+import { pemBlocks } from '../../certs/pem.ts';
 
 /** One pki/ file installed on a machine, and the services that read it. */
 interface Placement {
