@@ -1,5 +1,7 @@
 // The hosts of one run, each opened once: its logged transport and its facts, shared by the at-once
 // plan and every step after it (the pool below keeps one connection per host).
+import type { ClusterApi } from '../cluster-api/cluster-api.ts';
+import { directFacts } from '../cluster-api/direct-facts.ts';
 import type { Transport } from '../transport/types.ts';
 import type { Logger } from '../ui/logger.ts';
 import type { Redactor } from '../ui/redact.ts';
@@ -15,6 +17,8 @@ export interface EngineDeps {
   logger: Logger;
   runLog: RunLog;
   redactor: Redactor;
+  /** The run's direct route to the API server and etcd, when pki/ has the admin certificate (src/cluster-api/). */
+  clusterApi?: ClusterApi;
 }
 
 /** An open host: every command lands in the run log, fact reads too (with -v they are shown). */
@@ -36,7 +40,11 @@ export function runHosts(options: StepOptions, deps: EngineDeps): RunHosts {
       p = deps.pool.open(host, opts).then((t) => {
         const transport = loggedTransport(t, { log: deps.runLog, debug }, host.name);
         const log = deps.logger.host(host.name);
-        return { transport, facts: createFacts(transport, (line) => log.debug(line), { cacheWrites: !options.dryRun }) };
+        const facts = createFacts(transport, (line) => log.debug(line), { cacheWrites: !options.dryRun });
+        // A control plane's cluster probes (kubectl, etcdctl there) are answered from here when the endpoints answer.
+        const api = deps.clusterApi;
+        if (!api || host.machine?.role !== 'control-plane') return { transport, facts };
+        return { transport, facts: directFacts(facts, api, api.inv, host.machine, (line) => log.debug(line)) };
       });
       opened.set(host.name, p);
       // As the pool: a failed open is forgotten, so a later step may try again, unless it is kept.
