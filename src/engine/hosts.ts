@@ -2,6 +2,9 @@
 // plan and every step after it (the pool below keeps one connection per host).
 import type { ClusterApi } from '../cluster-api/cluster-api.ts';
 import { directFacts } from '../cluster-api/direct-facts.ts';
+import { directApply } from '../cluster-api/direct-apply.ts';
+import { applyChange } from './apply.ts';
+import type { Change } from './types.ts';
 import type { Transport } from '../transport/types.ts';
 import type { Logger } from '../ui/logger.ts';
 import type { Redactor } from '../ui/redact.ts';
@@ -25,6 +28,10 @@ export interface EngineDeps {
 export interface OpenHost {
   transport: Transport;
   facts: Facts;
+  /** Applies a change: through the transport, or (a change with an API write on the first control plane) from here to its API server. */
+  apply(change: Change): Promise<void>;
+  /** The changes as they will be made: without their API writes where the API server is not asked directly. */
+  route(changes: Change[]): Change[];
 }
 
 /** Opens a host for this run, once; `keepFailure`: see ConnectionPool.open. */
@@ -43,8 +50,9 @@ export function runHosts(options: StepOptions, deps: EngineDeps): RunHosts {
         const facts = createFacts(transport, (line) => log.debug(line), { cacheWrites: !options.dryRun });
         // A control plane's cluster probes (kubectl, etcdctl there) are answered from here when the endpoints answer.
         const api = deps.clusterApi;
-        if (!api || host.machine?.role !== 'control-plane') return { transport, facts };
-        return { transport, facts: directFacts(facts, api, api.inv, host.machine, (line) => log.debug(line)) };
+        const direct = api && host.machine?.role === 'control-plane' ? directApply(api, host.machine, transport, (line) => log.debug(line)) : undefined;
+        if (!api || !direct) return { transport, facts, apply: (c) => applyChange(transport, c), route: withoutApiWrites };
+        return { transport, facts: directFacts(facts, api, api.inv, host.machine!, (line) => log.debug(line)), ...direct };
       });
       opened.set(host.name, p);
       // As the pool: a failed open is forgotten, so a later step may try again, unless it is kept.
@@ -52,4 +60,9 @@ export function runHosts(options: StepOptions, deps: EngineDeps): RunHosts {
     }
     return p;
   };
+}
+
+/** Changes whose API writes are left to their kubectl commands (no direct route on this host). */
+export function withoutApiWrites(changes: Change[]): Change[] {
+  return changes.map((c) => (c.kind === 'exec' && c.api ? (({ api: _api, ...rest }) => rest)(c) : c));
 }

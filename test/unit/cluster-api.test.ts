@@ -12,6 +12,8 @@ import type { ChangeStep } from '../../src/engine/types.ts';
 import type { Inventory } from '../../src/inventory.ts';
 import { ClusterApi, type ClusterApiOptions } from '../../src/cluster-api/cluster-api.ts';
 import { directFacts } from '../../src/cluster-api/direct-facts.ts';
+import { directApply } from '../../src/cluster-api/direct-apply.ts';
+import { describeChange } from '../../src/engine/apply.ts';
 import { NoAnswer, HttpsEndpoint } from '../../src/cluster-api/https-endpoint.ts';
 import { rolloutState } from '../../src/cluster-api/answers.ts';
 import { apiClientTls, etcdClientTls } from '../../src/cluster-api/credentials.ts';
@@ -22,6 +24,7 @@ import { dnsStep } from '../../src/steps/dns.ts';
 import { etcdProblems } from '../../src/steps/verify.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
 import { startFakeApiServer, type FakeApiServer } from '../fixtures/fake-api-server.ts';
+import { parse } from 'yaml';
 import { project } from './step-plans.helpers.ts';
 import { stepOptions } from './engine.helpers.ts';
 
@@ -170,5 +173,63 @@ describe('cluster-api: the direct route to the API server and etcd', () => {
     } finally {
       await flaky.close();
     }
+  });
+
+  it('writes: a server-side apply (PATCH apply-patch+yaml, fieldManager=hardway, force) from the jumpbox; no kubectl on the machine; the re-plan is empty', async () => {
+    const api = apiFor();
+    const direct = directFacts(createFacts(machine), api, inv, server());
+    machine.state.objects.delete(`clusterrolebinding/${RBAC_NAME}`);
+    const writes = directApply(api, server(), machine);
+    const plan = writes.route(await planWith(kubeletRbacStep, direct));
+    expect(plan.map(describeChange)).toEqual([`api: apply clusterrole/${RBAC_NAME}, clusterrolebinding/${RBAC_NAME} (${RBAC_NAME} missing or different)`]);
+    fake.seen.length = 0;
+    const ran = machine.commands.length;
+    for (const c of plan) await writes.apply(c);
+    expect(machine.commands.length).toBe(ran);
+    const patches = fake.seen.filter((r) => r.method === 'PATCH');
+    expect(patches.map((r) => [r.path, r.contentType, r.clientCn])).toEqual([
+      [`/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(RBAC_NAME)}?fieldManager=hardway&force=true`, 'application/apply-patch+yaml', 'admin'],
+      [`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(RBAC_NAME)}?fieldManager=hardway&force=true`, 'application/apply-patch+yaml', 'admin'],
+    ]);
+    expect(parse(patches[1]!.body)).toMatchObject({ kind: 'ClusterRoleBinding', metadata: { name: RBAC_NAME }, subjects: [{ kind: 'User', name: 'kubernetes' }] });
+    expect(await planWith(kubeletRbacStep, direct)).toEqual([]);
+    expect(await planWith(kubeletRbacStep, createFacts(machine))).toEqual([]);
+    api.close();
+  });
+
+  it('writes: a delete that waits asks until the object is gone; a Service at another address is made anew directly', async () => {
+    const api = apiFor();
+    const direct = directFacts(createFacts(machine), api, inv, server());
+    const service = machine.state.objects.get('service/kube-dns')!;
+    machine.state.objects.set('service/kube-dns', { ...service, spec: { ...service.spec, clusterIP: '10.32.0.99' } });
+    const writes = directApply(api, server(), machine);
+    const plan = writes.route(await planWith(dnsStep, direct));
+    expect(plan.map(describeChange)).toEqual([
+      expect.stringMatching(/^api: delete service\/kube-dns \(and wait until gone\) \(the kube-dns Service has address 10\.32\.0\.99/),
+      expect.stringMatching(/^api: apply service\/kube-dns \(/),
+    ]);
+    fake.seen.length = 0;
+    for (const c of plan) await writes.apply(c);
+    expect(fake.seen.map((r) => `${r.method} ${r.path.replace(/\?.*/, '')}`)).toEqual([
+      'DELETE /api/v1/namespaces/kube-system/services/kube-dns', 'GET /api/v1/namespaces/kube-system/services/kube-dns', 'PATCH /api/v1/namespaces/kube-system/services/kube-dns',
+    ]);
+    expect(machine.state.objects.get('service/kube-dns')!.spec.clusterIP).toBe(inv.clusterDnsIp);
+    expect(await planWith(dnsStep, direct)).toEqual([]);
+    api.close();
+  });
+
+  it('writes: with the API unreachable from here, the change is planned and made with kubectl on the machine', async () => {
+    const said: string[] = [];
+    const api = new ClusterApi(inv, { apiAddress: { host: '127.0.0.1', port: await closedPort() }, timeouts: FAST, say: (l) => said.push(l) });
+    machine.state.objects.delete(`clusterrole/${RBAC_NAME}`);
+    const writes = directApply(api, server(), machine);
+    const apply = (await planWith(kubeletRbacStep, createFacts(machine)))[0]!;
+    // Still thought reachable (nothing asked yet): the direct write gets no answer, kubectl makes it, the endpoint is given up.
+    await writes.apply(apply);
+    expect(machine.commands.at(-1)).toMatch(/^kubectl --kubeconfig=\S+ --request-timeout=5s apply -f -$/);
+    expect(said).toHaveLength(1);
+    expect(writes.route([apply]).map(describeChange)).toEqual([expect.stringMatching(/^run: kubectl .* apply -f - \(/)]);
+    expect(await planWith(kubeletRbacStep, createFacts(machine))).toEqual([]);
+    api.close();
   });
 });
