@@ -14,6 +14,7 @@ import { ClusterApi, type ClusterApiOptions } from '../../src/cluster-api/cluste
 import { directFacts } from '../../src/cluster-api/direct-facts.ts';
 import { directApply } from '../../src/cluster-api/direct-apply.ts';
 import { describeChange } from '../../src/engine/apply.ts';
+import { gatherApi } from '../../src/doctor/api.ts';
 import { NoAnswer, HttpsEndpoint } from '../../src/cluster-api/https-endpoint.ts';
 import { rolloutState } from '../../src/cluster-api/answers.ts';
 import { apiClientTls, etcdClientTls } from '../../src/cluster-api/credentials.ts';
@@ -231,5 +232,21 @@ describe('cluster-api: the direct route to the API server and etcd', () => {
     expect(writes.route([apply]).map(describeChange)).toEqual([expect.stringMatching(/^run: kubectl .* apply -f - \(/)]);
     expect(await planWith(kubeletRbacStep, createFacts(machine))).toEqual([]);
     api.close();
+  });
+
+  it('doctor reads nodes, pods, deployments and events directly, as one List like kubectl\'s; with no answer it asks kubectl', async () => {
+    machine.state.objects.set('node/node-0', { kind: 'Node', apiVersion: 'v1', metadata: { name: 'node-0' }, spec: { podCIDR: '10.200.0.0/24' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+    const evidence = await gatherApi(inv, { PATH: '' }, apiFor());
+    expect(evidence.error).toBeUndefined();
+    expect(evidence.command).toMatch(/^GET https:\/\/127\.0\.0\.1:\d+ \/api\/v1\/nodes \/api\/v1\/pods \/apis\/apps\/v1\/deployments \/api\/v1\/events$/);
+    expect(evidence.nodes).toEqual([{ name: 'node-0', ready: 'True', podCidr: '10.200.0.0/24' }]);
+    expect(evidence.dnsDeployment).toEqual({ replicas: 2, ready: 2 });
+    const said: string[] = [];
+    const unreachable = new ClusterApi(inv, { apiAddress: { host: '127.0.0.1', port: await closedPort() }, timeouts: FAST });
+    const viaKubectl = await gatherApi(inv, { PATH: '' }, unreachable, (l) => said.push(l));
+    expect(viaKubectl.command).toMatch(/^kubectl /);
+    // The project's kubectl is a stand-in that prints nothing: asked all the same, its silence is evidence, not a crash.
+    expect(viaKubectl.error).toMatch(/^kubectl's answer is not JSON/);
+    expect(said).toEqual([expect.stringMatching(/did not answer: .*asking with kubectl instead$/)]);
   });
 });
