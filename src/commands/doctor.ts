@@ -8,6 +8,7 @@ import { shownTransport, sshOptions } from './ssh-options.ts';
 import { defaultLabPaths } from '../lab/names.ts';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { ClusterApi } from '../cluster-api/cluster-api.ts';
 
 /** An image reference as doctor passes it to ctr (no blanks, no shell words; sh quotes it anyway). */
 const IMAGE = /^[a-z0-9][a-z0-9._\-/:@]*$/i;
@@ -68,6 +69,7 @@ export const doctorCommand: CommandModule = {
       env: ctx.env,
       stdout: ctx.stdout,
       labPaths: defaultLabPaths(ctx.env),
+      clusterApi: (inv) => ClusterApi.forRun(inv),
       ...(bundle !== undefined ? { bundle: { file: resolve(ctx.cwd, bundle), stderr: ctx.stderr, cwd: ctx.cwd } } : {}),
       // One attempt, briefly: a machine that does not answer is a finding, not something to wait for.
       connect: (inv) => {

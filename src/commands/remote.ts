@@ -5,7 +5,8 @@ import { INVENTORY_OPTIONS, jsonOption, machinesFile, needsYes, SSH_OPTIONS, yes
 import { FailureError, InputError, PreconditionError } from '../errors.ts';
 import { archiveImageNames } from '../steps/images.ts';
 import { sandboxWithoutSource } from '../steps/support/sandbox-image.ts';
-import { loadInventory, selectMachines } from '../inventory.ts';
+import { loadInventory, selectMachines, type Inventory } from '../inventory.ts';
+import { ClusterApi, type ClusterApiOptions } from '../cluster-api/cluster-api.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { checkPkiDir } from '../certs/pki-files.ts';
@@ -39,6 +40,11 @@ export interface RemoteDeps {
   connectors?: (ctx: CliContext, inv: ReturnType<typeof loadInventory>) => Connectors;
   /** The step registry (default: src/steps/index.ts). */
   steps?: Partial<Record<StepName, StepEntry>>;
+  /**
+   * The run's direct route to the cluster (default: ClusterApi.forRun over SSH connectors; none
+   * with connectors of a test's, whose fake machines have no API server to dial).
+   */
+  clusterApi?: (inv: Inventory, opts: ClusterApiOptions) => ClusterApi | undefined;
   /** The caller holds the project's lock already (a command that runs another's steps inside its own run). */
   lockHeld?: boolean;
 }
@@ -132,7 +138,8 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
     if (entry.preparesPki && options.dryRun) showPkiPlan(inventory, out);
     const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
     const connectors = (deps.connectors ?? sshConnectors)(ctx, loaded);
-    const { code, result } = await runSession({ command: name, steps, lanes, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors, lockHeld: true });
+    const { code, result } = await runSession({ command: name, steps, lanes, inventory, selected, options, json: v.json === true, stdout: ctx.stdout, stderr: ctx.stderr, env: ctx.env, connectors, lockHeld: true,
+      clusterApi: (opts) => (deps.clusterApi ?? (deps.connectors ? () => undefined : ClusterApi.forRun))(inventory, opts) });
     return { code, result };
   };
   // One lock for the whole run: pki/ is made and sent with no other run changing it in between.

@@ -1,5 +1,6 @@
-// The cluster as the API sees it, asked from the jumpbox with kubectl and pki/jumpbox.kubeconfig.
-// kubectl dials the first control plane's address from machines.txt (its certificate names it), so
+// The cluster as the API sees it, asked from the jumpbox: straight to the API server over HTTPS
+// with pki/'s admin certificate (src/cluster-api/), else with kubectl and pki/jumpbox.kubeconfig.
+// Either dials the first control plane's address from machines.txt (its certificate names it), so
 // the answer does not depend on this host resolving the cluster's names.
 import { sh } from '../shell.ts';
 import { runCommand } from '../transport/local.ts';
@@ -8,6 +9,9 @@ import { join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import type { ApiEvidence, NodeState, PodEvent } from './types.ts';
+import type { ClusterApi } from '../cluster-api/cluster-api.ts';
+import { doctorListsCommand, readDoctorLists } from '../cluster-api/doctor-lists.ts';
+import { NoAnswer } from '../cluster-api/https-endpoint.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../dns/manifest.ts';
 import { podProblems, type PodObject } from '../steps/support/pods.ts';
 
@@ -29,8 +33,23 @@ export function kubectlArgs(inv: Inventory): string[] {
   return [...kubectlBase(inv), 'get', 'nodes,pods,deployments,events', '--all-namespaces', '-o', 'json'];
 }
 
-/** Asks the API; never throws (a failure is evidence). */
-export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv): Promise<ApiEvidence> {
+/**
+ * Asks the API; never throws (a failure is evidence). Directly through `direct` when it answers
+ * this machine; kubectl when there is none or it gives no answer (`say` tells which, for -v).
+ */
+export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv, direct?: ClusterApi, say: (line: string) => void = () => {}): Promise<ApiEvidence> {
+  const endpoint = direct?.apiServer();
+  if (endpoint) {
+    const command = doctorListsCommand(endpoint);
+    try {
+      return { command, ...parseNodesAndPods(await readDoctorLists(endpoint)) };
+    } catch (e) {
+      if (!(e instanceof NoAnswer)) return { command, error: (e as Error).message, ...NOTHING };
+      say(`${e.message}: asking with kubectl instead`);
+    } finally {
+      direct!.close();
+    }
+  }
   const kubectl = kubectlPath(inv, env);
   const args = kubectlArgs(inv);
   const command = `kubectl ${args.join(' ').replace(inv.dir + '/', '')}`;
@@ -40,7 +59,12 @@ export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv): Promise
   }
   const r = await runCommand(sh`${kubectl} ${args}`, { timeoutMs: 10_000 }).catch((e: Error) => ({ code: 1, stdout: '', stderr: e.message }));
   if (r.code !== 0) return { command, error: lastLine(r.stderr) || `exit ${r.code}`, ...NOTHING };
-  return { command, ...parseNodesAndPods(r.stdout) };
+  try {
+    return { command, ...parseNodesAndPods(r.stdout) };
+  } catch (e) {
+    // Never throws: a kubectl that answers no JSON (a stand-in, a wrapper) is evidence too.
+    return { command, error: `kubectl's answer is not JSON (${(e as Error).message})`, ...NOTHING };
+  }
 }
 
 /** What the API said when it could not be asked. */

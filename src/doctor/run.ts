@@ -6,6 +6,7 @@ import type { LabPaths } from '../lab/names.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { Semaphore } from '../transport/semaphore.ts';
 import { gatherApi } from './api.ts';
+import type { ClusterApi } from '../cluster-api/cluster-api.ts';
 import { archivedImages, defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from './context.ts';
 import { diagnose } from './diagnose.ts';
 import { planDrift, upChangeSteps } from './drift.ts';
@@ -31,6 +32,8 @@ export interface DoctorRun {
   stdout: Writable;
   labPaths: LabPaths;
   connect: (inv: ReturnType<typeof loadInventory>) => Connect;
+  /** The direct route to the API server (default none: kubectl from the jumpbox, as a test's fake cluster has no API server to dial). */
+  clusterApi?: (inv: ReturnType<typeof loadInventory>) => ClusterApi | undefined;
   /** --bundle: also write a support bundle there, and say so on `stderr`. */
   bundle?: { file: string; stderr: Writable; cwd: string };
 }
@@ -59,7 +62,7 @@ export async function runDoctor(run: DoctorRun): Promise<{ code: number; finding
   const rendered = renderedForDoctor(inventory);
   const pki = pkiCertificates(inventory);
   const lab = labOf(inventory, run.labPaths);
-  const api = gatherApi(inventory, run.env);
+  const api = gatherApi(inventory, run.env, run.clusterApi?.(inventory));
   const images = run.images ? Promise.resolve(run.images) : api.then((a) => defaultTestImages(inventory, a, lab));
   // With --bundle the bundle reads over the connections doctor opened, kept open until it is written.
   const shared = run.bundle ? sharedConnections(run.connect(inventory)) : undefined;

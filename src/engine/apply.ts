@@ -3,6 +3,7 @@ import { CommandError } from '../errors.ts';
 import type { Transport } from '../transport/types.ts';
 import type { Change } from './types.ts';
 import { DEFAULT_OWNER } from './desired.ts';
+import { describeWrite } from '../cluster-api/writes.ts';
 
 /** Applies a change: `put` uploads atomically, `exec` runs and fails with command, exit code and stderr. */
 export async function applyChange(transport: Transport, change: Change): Promise<void> {
@@ -18,7 +19,7 @@ export async function applyChange(transport: Transport, change: Change): Promise
 
 /** One line describing a change for plans and logs (never shows content). */
 export function describeChange(change: Change): string {
-  if (change.kind === 'exec') return `run: ${change.cmd.text} (${change.reason})`;
+  if (change.kind === 'exec') return change.api ? `api: ${describeWrite(change.api)} (${change.reason})` : `run: ${change.cmd.text} (${change.reason})`;
   const mode = '0' + change.mode.toString(8);
   return `put ${change.path} ${mode} ${change.owner ?? DEFAULT_OWNER}${change.secret ? ' (secret)' : ''} (${change.reason})`;
 }

@@ -6,7 +6,7 @@ import type { Inventory } from '../inventory.ts';
 import type { Redactor } from '../ui/redact.ts';
 import type { Change, HostContext, HostResult, Step, StepOptions } from './types.ts';
 import type { Target } from './targets.ts';
-import { applyChange, describeChange } from './apply.ts';
+import { describeChange } from './apply.ts';
 import { mapLimit } from './fanout.ts';
 import { FAST_HASH_MIN } from './facts.ts';
 import { changeLines, planLines } from './describe.ts';
@@ -42,7 +42,8 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
     const settled = atOnce?.settled === true;
     const early = settled ? atOnce.outcome(step.name, host.name) : undefined;
     if (early && !early.ok) throw early.error;
-    const { transport, facts } = await hosts(host);
+    const open = await hosts(host);
+    const { transport, facts } = open;
     const ctx: HostContext = { host: host.name, inventory, facts, options, log };
     if (work.kind === 'check') {
       if (!early) await work.check(ctx);
@@ -53,7 +54,7 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
       return result('unchanged');
     }
 
-    const changes = settled ? [] : await work.plan(ctx);
+    const changes = settled ? [] : open.route(await work.plan(ctx));
     registerSecrets(changes, redactor);
     runLog.write(`${step.name}: plan has ${changes.length} change(s)` + changes.map((c) => `\n  ${describeChange(c)}`).join(''), host.name);
     if (options.dryRun) {
@@ -66,7 +67,7 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
       // Uploads next to each other are independent: they go in parallel over the one connection
       // (each is atomic on its own). Commands stay in order, and wait for the uploads before them.
       await mapLimit(batch, PARALLEL_UPLOADS, async (change) => {
-        await applyChange(transport, change);
+        await open.apply(change);
         applied++;
       });
     }

@@ -9,6 +9,7 @@ import { plainReporter } from '../ui/reporter.ts';
 import { summaryJson, summaryLines } from '../ui/summary.ts';
 import { outputStyle, palette } from '../ui/terminal.ts';
 import { widthOf } from '../ui/wrap.ts';
+import type { ClusterApi, ClusterApiOptions } from '../cluster-api/cluster-api.ts';
 import { connectionPool, type TransportFactory } from './connections.ts';
 import { acquireRunLock } from './lock.ts';
 import { openRunLog } from './run-log.ts';
@@ -35,6 +36,8 @@ export interface SessionRequest {
   stderr: Writable;
   env: NodeJS.ProcessEnv;
   connectors: Connectors;
+  /** Makes the run's direct route to the API server and etcd (none: every cluster read goes over SSH). */
+  clusterApi?: (opts: ClusterApiOptions) => ClusterApi | undefined;
   /** True when the caller already holds the project's lock (a command that first writes pki/ under it). */
   lockHeld?: boolean;
 }
@@ -60,6 +63,8 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
     : plainReporter(logger, req.options.dryRun);
   runLog.write(`hardway ${req.command}: steps ${req.steps.map((s) => s.name).join(', ')}; machines ${req.selected.map((m) => m.hostname).join(', ')}; options ${JSON.stringify({ ...req.options, values: undefined })}`);
   let pool: ReturnType<typeof connectionPool> | undefined;
+  // One direct route to the cluster per run; -v says when it is given up for the old one.
+  const clusterApi = req.clusterApi?.({ say: (line) => logger.debug(line) });
   try {
     const note = (host: string, line: string) => {
       const clean = redactor.redact(line);
@@ -69,7 +74,7 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
     pool = connectionPool(await req.connectors(logger, note));
     const result = await runSteps(
       { steps: req.steps, lanes: req.lanes, inventory: req.inventory, selected: req.selected, options: req.options },
-      { pool, logger, runLog, redactor, reporter },
+      { pool, logger, runLog, redactor, reporter, clusterApi },
     );
     if (req.json) req.stdout.write(summaryJson(result) + '\n');
     // The one summary, also with --json (then on stderr, with the progress): each error is shown here, once.
@@ -78,6 +83,7 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
     return { code: result.ok ? 0 : 1, result, logFile: runLog.path };
   } finally {
     await pool?.closeAll();
+    clusterApi?.close();
     runLog.close();
     lock?.release();
   }

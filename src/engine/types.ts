@@ -2,6 +2,7 @@
 // transport: the engine applies the changes, plans again to prove convergence, then lets the step
 // verify. Checks only read; actions (which write) are their own kind, never run under --dry-run.
 import type { Command } from '../shell.ts';
+import type { ApiWrite } from '../cluster-api/writes.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import type { Transport } from '../transport/types.ts';
 import type { Facts } from './facts.ts';
@@ -39,6 +40,11 @@ export interface ExecChange {
   secret?: boolean;
   /** Milliseconds before the command is abandoned (default: the transport's, 10 min). */
   timeoutMs?: number;
+  /**
+   * The same change as a write to the API server (a kubectl apply or delete of the first control
+   * plane): made from the jumpbox when the API answers it, else `cmd` runs (src/cluster-api/).
+   */
+  api?: ApiWrite;
   reason: string;
 }
 

@@ -27,6 +27,8 @@ export interface ProbeRequest<R = unknown> {
   /** The probe that made it: the facts layer runs only requests of the registry's own probes. */
   readonly of: object;
   readonly cmd: Command;
+  /** The arguments it was asked with (a route other than the command, src/cluster-api/, answers from them). */
+  readonly args: readonly unknown[];
   readonly parse: (answer: ProbeAnswer) => R;
   /** Several plans asking this probe at once may share one command for the union of their items. */
   readonly merge?: { items: readonly string[]; build(items: readonly string[]): Command };
@@ -53,13 +55,13 @@ const request = <R>(fields: Omit<ProbeRequest<R>, typeof REQUEST | 'op'>): Probe
 /** A probe: its name, the command for its arguments, and how its answer reads (the raw answer when no parser is given). */
 export function probe<A extends unknown[], R = ProbeAnswer>(name: string, command: (...args: A) => Command, parse?: (answer: ProbeAnswer) => R): Probe<A, R> {
   const read = parse ?? ((a: ProbeAnswer) => a as unknown as R);
-  const self: Probe<A, R> = { name, ask: (...args) => request({ probe: name, of: self, cmd: command(...args), parse: read }) };
+  const self: Probe<A, R> = { name, ask: (...args) => request({ probe: name, of: self, cmd: command(...args), args, parse: read }) };
   return self;
 }
 
 /** A probe over a list of items (services, objects) that plans asking at once share: one command for all their items. */
 export function mergeableProbe<R>(name: string, command: (items: readonly string[]) => Command, parse: (answer: ProbeAnswer) => R): Probe<[readonly string[]], R> {
-  const self: Probe<[readonly string[]], R> = { name, ask: (items) => request({ probe: name, of: self, cmd: command(items), parse, merge: { items, build: command } }) };
+  const self: Probe<[readonly string[]], R> = { name, ask: (items) => request({ probe: name, of: self, cmd: command(items), args: [items], parse, merge: { items, build: command } }) };
   return self;
 }
 
@@ -69,7 +71,7 @@ export function mergeableProbe<R>(name: string, command: (items: readonly string
  */
 export function waitProbe<A extends unknown[], R = ProbeAnswer>(name: string, command: (timeoutS: number, ...args: A) => Command, parse?: (answer: ProbeAnswer) => R): Probe<[number, ...A], R> {
   const read = parse ?? ((a: ProbeAnswer) => a as unknown as R);
-  const self: Probe<[number, ...A], R> = { name, ask: (timeoutS, ...args) => request({ probe: name, of: self, cmd: command(timeoutS, ...args), parse: read, waitMs: timeoutS * 1000 }) };
+  const self: Probe<[number, ...A], R> = { name, ask: (timeoutS, ...args) => request({ probe: name, of: self, cmd: command(timeoutS, ...args), args: [timeoutS, ...args], parse: read, waitMs: timeoutS * 1000 }) };
   return self;
 }
 
@@ -86,5 +88,5 @@ export function isIssuedRequest(x: unknown): boolean {
 /** The same request over other items (the union of what plans asking at once want). */
 export function withItems<R>(req: ProbeRequest<R>, items: readonly string[]): ProbeRequest<R> {
   if (!req.merge) return req;
-  return request({ probe: req.probe, of: req.of, cmd: req.merge.build(items), parse: req.parse, merge: { items, build: req.merge.build } });
+  return request({ probe: req.probe, of: req.of, cmd: req.merge.build(items), args: [items], parse: req.parse, merge: { items, build: req.merge.build } });
 }

@@ -60,7 +60,7 @@ export const dnsStep: ChangeStep = {
     const service = findObject(live.items, 'Service', 'kube-dns');
     if (service && service.spec?.clusterIP !== inv.clusterDnsIp) {
       // A Service's address cannot change in place: it is removed, then made anew at the new one.
-      changes.push({ kind: 'exec', cmd: kubectl(sh`delete service kube-dns -n ${DNS_NAMESPACE} --wait=true`),
+      changes.push({ kind: 'exec', cmd: kubectl(sh`delete service kube-dns -n ${DNS_NAMESPACE} --wait=true`), api: { op: 'delete', resources: ['service/kube-dns'], wait: true },
         reason: `the kube-dns Service has address ${service.spec?.clusterIP ?? 'none'}, want ${inv.clusterDnsIp} (an address cannot change: the Service is made anew)` });
     }
     const differ = wanted.filter((w) => !holdsFields(findObject(live.items, w.kind, w.name), w.object) || (w.kind === 'Service' && changes.length > 0));
@@ -94,9 +94,9 @@ export const dnsStep: ChangeStep = {
   },
 };
 
-/** One `kubectl apply` of the objects that differ, in the manifest's order. */
+/** One apply of the objects that differ, in the manifest's order (server-side from the jumpbox, else `kubectl apply`). */
 function applyChange(objects: DnsObject[], reason: string): Change {
-  return { kind: 'exec', cmd: kubectl(sh`apply -f -`), stdin: objects.map((o) => o.yaml).join(''), reason };
+  return { kind: 'exec', cmd: kubectl(sh`apply -f -`), stdin: objects.map((o) => o.yaml).join(''), api: { op: 'apply', objects: objects.map((o) => ({ resource: o.resource, yaml: o.yaml })) }, reason };
 }
 
 /** dns.enabled: false: hardway's own objects of the add-on (labelled by it) are deleted, the Service and Deployment first. */
@@ -106,7 +106,7 @@ function removeChanges(items: LiveObject[]): Change[] {
     return items.some((o) => o.kind?.toLowerCase() === type && o.metadata?.name === name && o.metadata?.labels?.[MANAGED] === 'hardway');
   });
   if (ours.length === 0) return [];
-  return [{ kind: 'exec', cmd: kubectl(sh`delete ${ours} -n ${DNS_NAMESPACE} --ignore-not-found`), reason: 'dns.enabled is false in cluster.yaml: the add-on hardway made is removed' }];
+  return [{ kind: 'exec', cmd: kubectl(sh`delete ${ours} -n ${DNS_NAMESPACE} --ignore-not-found`), api: { op: 'delete', resources: ours, wait: true }, reason: 'dns.enabled is false in cluster.yaml: the add-on hardway made is removed' }];
 }
 
 /** A delete of each CoreDNS pod that crash-loops: its Deployment makes a new one, with its node's resolver settings as they are now. */
@@ -116,6 +116,7 @@ async function crashChanges(ctx: StepContext): Promise<Change[]> {
   return podProblems(objectItems<PodObject>(r.stdout)).filter((p) => p.trouble === 'crash-loop').map((p): Change => ({
     kind: 'exec',
     cmd: kubectl(sh`delete pod ${p.name} -n ${DNS_NAMESPACE} --wait=false`),
+    api: { op: 'delete', resources: [`pod/${p.name}`], wait: false },
     reason: `CoreDNS pod ${p.name} on ${p.node} crash-loops (${p.why}): replaced, so that it starts with its node's resolver settings as they are now`,
   }));
 }

@@ -1,6 +1,6 @@
 // kubelet-rbac: once the API answers, the ClusterRole that lets the API server reach kubelets
 // (logs, exec, port-forward, metrics) and its binding to user `kubernetes`, the API server's
-// client identity. Applied with `kubectl apply` only when the live objects lack a field of the
+// client identity. Applied (server-side from the jumpbox, else `kubectl apply`) only when the live objects lack a field of the
 // manifest, so reruns change nothing; a rerun reads both with one kubectl in the facts batch.
 import { sh } from '../shell.ts';
 import { localKubectl } from './support/api.ts';
@@ -8,6 +8,7 @@ import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { findObject, objectItems, type KubeObject } from '../probes/kubectl.ts';
 import { holdsFields, readLiveObjects } from './support/cluster-objects.ts';
 import { parseAllDocuments } from 'yaml';
+import { applyManifest } from '../cluster-api/writes.ts';
 
 /** The name of the ClusterRole and ClusterRoleBinding. */
 export const RBAC_NAME = 'system:kube-apiserver-to-kubelet';
@@ -54,7 +55,8 @@ export const kubeletRbacStep: ChangeStep = {
   title: 'Let the API server reach the kubelets (ClusterRole and binding for user kubernetes)',
   targets: (inv) => inv.controlPlanes.slice(0, 1),
   async plan(ctx: StepContext): Promise<Change[]> {
-    const apply: Change = { kind: 'exec', cmd: kubectl(sh`apply -f -`), stdin: RBAC_MANIFEST, reason: `${RBAC_NAME} missing or different` };
+    // A server-side apply from the jumpbox when its API answers there, else kubectl apply on the machine.
+    const apply: Change = { kind: 'exec', cmd: kubectl(sh`apply -f -`), stdin: RBAC_MANIFEST, api: applyManifest(RBAC_MANIFEST), reason: `${RBAC_NAME} missing or different` };
     const live = await readLiveObjects<KubeObject>(ctx, LIVE, 'hardway bootstrap-control-plane');
     if ('notYet' in live) return [{ ...apply, reason: live.notYet }];
     return matches(live.items) ? [] : [apply];

@@ -110,9 +110,9 @@ const POINTS: Point[] = [
     trigger: up('server', 'bootstrap-control-plane', /^uploaded \/etc\/kubernetes\/config\/kube-scheduler\.yaml /),
   },
   {
-    title: 'kubelet-rbac: the API-server-to-kubelet binding deleted; killed as kubectl apply is sent',
+    title: 'kubelet-rbac: the API-server-to-kubelet binding deleted; killed as its apply is sent (server-side from the jumpbox, else kubectl apply)',
     sabotage: sh('server', 'kubectl --kubeconfig=/var/lib/kubernetes/admin.kubeconfig delete clusterrolebinding system:kube-apiserver-to-kubelet'),
-    trigger: up('server', 'kubelet-rbac', /^\$ kubectl .* apply -f -/),
+    trigger: up('server', 'kubelet-rbac', /^(\$ kubectl .* apply -f -|api: apply clusterrole\/)/),
   },
   {
     title: "worker-os: node-0's sysctl and modules-load files removed; killed after the sysctl file's rename, before sysctl -p",

@@ -90,7 +90,8 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
     expect(r.stdout).toContain('server: bootstrap-etcd: would change');
     expect(r.stdout).toContain('server:   put /usr/local/bin/etcd 0755 root:root (missing)');
     expect(r.stdout).toContain('server:   put /var/lib/kubernetes/ca.key 0600 root:root (secret) (missing)');
-    expect(r.stdout).toContain('server:   run: kubectl --kubeconfig=/var/lib/kubernetes/admin.kubeconfig --request-timeout=5s apply -f - (');
+    // The jumpbox reaches the lab's API server address: kubelet-rbac's apply is planned as a server-side apply from here.
+    expect(r.stdout).toContain('server:   api: apply clusterrole/system:kube-apiserver-to-kubelet, clusterrolebinding/system:kube-apiserver-to-kubelet (');
     for (const w of workers(l)) {
       expect(r.stdout).toContain(`${w.hostname}:   put /etc/systemd/system/kubelet.service 0644 root:root (missing)`);
       expect(r.stdout).toContain(`${w.hostname}:   put /etc/containerd/config.toml 0644 root:root (missing)`);
