@@ -29,7 +29,7 @@ describe('certs --renew-ca and an unreadable CA file (item 6)', () => {
       const p = await certifiedProject();
       breakIt(p.dir);
       const before = snapshot(p.dir);
-      const run = await hardway(p, 'certs', '--renew-ca');
+      const run = await hardway(p, 'certs', '--renew-ca', '--yes');
       failedCleanly(run, 1, message);
       expect(run.stderr.split('\n')[0]).toContain('nothing was changed');
       expect(run.stderr).toContain('hint: restore it from your backup of pki/');
@@ -39,7 +39,7 @@ describe('certs --renew-ca and an unreadable CA file (item 6)', () => {
 
   it('the switch with ca.key kept offline says it is missing (not that it does not match), and writes nothing', async () => {
     const p = await certifiedProject();
-    expect((await hardway(p, 'certs', '--renew-ca')).code).toBe(0);
+    expect((await hardway(p, 'certs', '--renew-ca', '--yes')).code).toBe(0);
     renameSync(join(p.dir, 'pki/ca.key'), join(p.dir, 'ca.key.offline'));
     const before = snapshot(p.dir);
     // The stage itself (the CLI would first ask the machines over SSH whether they are up to date).
