@@ -64,10 +64,10 @@ export const workerOsStep: ChangeStep = {
       });
     }
     if (found.services.get(SWAP_TARGET)?.enabled !== 'masked') {
-      // --no-reload: the mask matters at boot (swap is already off now), and a reload of all of
-      // systemd costs ~0.1-0.3 s of CPU on the machine.
-      // The record lets reset unmask only a mask hardway made.
-      changes.push({ kind: 'exec', cmd: sh`systemctl mask --no-reload swap.target && mkdir -p ${HARDWAY_DIR} && touch ${SWAP_MASK_RECORD}`, reason: 'keep systemd from activating swap units' });
+      // With systemd's reload (once, when the mask is made): the mask is read back from `systemctl
+      // show`, which without a reload still says the state before (the second plan of a real run
+      // planned the mask again). The record lets reset unmask only a mask hardway made.
+      changes.push({ kind: 'exec', cmd: sh`systemctl mask swap.target && mkdir -p ${HARDWAY_DIR} && touch ${SWAP_MASK_RECORD}`, reason: 'keep systemd from activating swap units' });
     }
     if (!p.bridge) {
       changes.push({ kind: 'exec', cmd: sh`modprobe br_netfilter`, reason: 'br_netfilter is not loaded' });
