@@ -197,7 +197,9 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
           console.log(`worker-down: node-1 NotReady (Ready=Unknown) ${((Date.now() - broke) / 1000).toFixed(1)} s after its machine stopped (the controller manager's grace period)`);
         }
         await trap?.();
-        if (STUCK.has(s.name)) await stuckPod(l, 'doc-stuck', node);
+        // A name of its own per scenario: the pod of the scenario before may still be going away.
+        const stuck = `doc-stuck-${s.name}`;
+        if (STUCK.has(s.name)) await stuckPod(l, stuck, node);
 
         const sick = await doctor(l);
         expect(sick.code).toBe(1);
@@ -207,8 +209,8 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
         console.log(`${s.name}: ${sick.findings[0]!.cause}\n  evidence: ${sick.findings[0]!.evidence}\n  fix: ${fix}`);
         if (STUCK.has(s.name)) {
           // The stuck pod is told after the drift that explains it (in its evidence, or a finding after it).
-          expect(sick.findings[0]!.evidence + sick.findings.slice(1).map((f) => f.cause).join('')).toContain('doc-stuck');
-          await jumpboxKubectl(l, ['delete', 'pod', 'doc-stuck', '--wait=false']);
+          expect(sick.findings[0]!.evidence + sick.findings.slice(1).map((f) => f.cause).join('')).toContain(stuck);
+          await jumpboxKubectl(l, ['delete', 'pod', stuck, '--wait=false']);
         }
 
         await healsWith(l, fix);
