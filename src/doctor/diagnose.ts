@@ -82,7 +82,11 @@ function describeNode(n: NodeState): string {
   return `Ready=${n.ready || 'none'}${why ? ` (${why})` : ''}`;
 }
 
-const rank = (f: Finding) => CHECKS.indexOf(f.check);
+/**
+ * A check's place in CHECKS; a CoreDNS pod that does not run for a reason doctor does not know (no
+ * fix) is a symptom, placed with the pods: any cause with a fix may be what it suffers from.
+ */
+const rank = (f: Finding) => CHECKS.indexOf(f.check === 'dns' && f.fix === null ? 'pods' : f.check);
 
 /** Most likely cause first: by check (CHECKS order), then by the machine's place in machines.txt. */
 export function sortFindings(ctx: DoctorContext, findings: Finding[]): Finding[] {

@@ -79,7 +79,7 @@ async function healsWith(l: Lab, fix: string): Promise<void> {
 }
 
 /**
- * Waits until the cluster is at rest: every node Ready and doctor finding nothing. A scenario's fix
+ * Waits until the cluster is at rest: every node Ready, every CoreDNS pod ready and doctor finding nothing. A scenario's fix
  * can leave work for the cluster (a CoreDNS pod replaced after hosts-drift or a containerd restart
  * becomes ready tens of seconds later on a loaded host); the next scenario must start from rest, or
  * doctor rightly names that first.
@@ -87,6 +87,9 @@ async function healsWith(l: Lab, fix: string): Promise<void> {
 async function settled(l: Lab): Promise<void> {
   await eventually(async () => {
     expect(await nodes(l)).toEqual(READY);
+    // Every CoreDNS pod ready, not only within doctor's grace for one that is starting: that grace
+    // could run out during the scenario, and doctor would then rightly name it.
+    expect(await jumpboxKubectl(l, ['get', 'deployment', 'coredns', '-n', 'kube-system', '-o', 'jsonpath={.status.readyReplicas}/{.spec.replicas}'])).toBe('2/2');
     const d = await doctor(l);
     expect(d.findings, JSON.stringify(d.findings, null, 1)).toEqual([]);
   }, 330);

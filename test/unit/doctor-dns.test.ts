@@ -4,7 +4,7 @@
 // hardway's own choice, the offline image missing on a node, the add-on turned off.
 import { describe, expect, it } from 'vitest';
 import { kubeletResolverFile, NOT_READY_GRACE_S, parseKubeletDns } from '../../src/doctor/checks/dns.ts';
-import { diagnose } from '../../src/doctor/diagnose.ts';
+import { diagnose, sortFindings } from '../../src/doctor/diagnose.ts';
 import { KUBELET_DNS_PROBE } from '../../src/doctor/probes.ts';
 import { WORKER } from '../../src/layout.ts';
 import { podProblems } from '../../src/steps/support/pods.ts';
@@ -72,6 +72,25 @@ describe('doctor: cluster DNS', () => {
     expect(diagnose(ctx, evidence, unready(NOT_READY_GRACE_S - 20))).toEqual([]);
     expect(diagnose(ctx, evidence, unready(NOT_READY_GRACE_S + 20))).toEqual([expect.objectContaining({
       machine: 'node-1', check: 'dns', cause: expect.stringContaining('CoreDNS pod coredns-x on node-1 does not run (not-ready)') })]);
+  });
+
+  it("a CoreDNS pod not ready past the grace: its last warning event in the evidence, and listed after a cause with a fix on its node", () => {
+    const { ctx, evidence, api } = dnsLab('healthy');
+    const since = new Date(ctx.now - (NOT_READY_GRACE_S + 20) * 1000).toISOString();
+    const sick = {
+      ...api,
+      podProblems: [{ name: 'coredns-x', namespace: 'kube-system', node: 'node-1', labels: { 'k8s-app': 'kube-dns' },
+        trouble: 'not-ready' as const, why: 'container coredns is not ready', notReadySince: since }],
+      podEvents: [{ namespace: 'kube-system', pod: 'coredns-x', reason: 'Unhealthy', message: 'Readiness probe failed: HTTP probe failed with statuscode: 503' }],
+    };
+    const found = diagnose(ctx, evidence, sick);
+    expect(found).toEqual([expect.objectContaining({ machine: 'node-1', check: 'dns', fix: null,
+      evidence: 'kubectl get pods,events -n kube-system: coredns-x on node-1: container coredns is not ready; event Unhealthy: Readiness probe failed: HTTP probe failed with statuscode: 503' })]);
+    const cause = { machine: 'node-1', check: 'registry' as const, cause: 'the mirror file is missing', evidence: 'hosts.toml: missing', fix: 'hardway bootstrap-workers --only containerd --node node-1' };
+    expect(sortFindings(ctx, [...found, cause]).map((f) => f.check)).toEqual(['registry', 'dns']);
+    // A CoreDNS finding with a fix (the Deployment gone) is a cause: it keeps its place before the registry.
+    const gone = diagnose(ctx, evidence, { ...api, dnsDeployment: undefined });
+    expect(sortFindings(ctx, [cause, ...gone]).map((f) => f.check)).toEqual(['dns', 'registry']);
   });
 
   it('the add-on turned off (dns.enabled: false): no DNS finding at all', () => {

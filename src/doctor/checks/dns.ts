@@ -79,6 +79,9 @@ export function kubeletDnsFindings(ctx: DoctorContext, m: Machine, ev: MachineEv
  */
 export const NOT_READY_GRACE_S = 60;
 
+/** Event messages longer than this are cut in the evidence. */
+const EVENT_MAX = 300;
+
 /** A pod running but not ready for less than the grace: still starting, not a fault. */
 function stillStarting(p: { trouble: string; notReadySince?: string }, now: number): boolean {
   if (p.trouble !== 'not-ready' || !p.notReadySince) return false;
@@ -109,7 +112,10 @@ export function corednsFindings(ctx: DoctorContext, api: ApiEvidence, found: Fin
   const dnsPods = api.podProblems.filter((p) => p.namespace === DNS_NAMESPACE && p.labels['k8s-app'] === 'kube-dns' && !stillStarting(p, ctx.now));
   return dnsPods.flatMap((p): Finding[] => {
     const machine = p.node || cp;
-    const evidence = `kubectl get pods -n ${DNS_NAMESPACE}: ${p.name}${p.node ? ` on ${p.node}` : ''}: ${p.why}`;
+    // The pod's last warning event says why (a readiness probe's answer, a failed mount, a kill).
+    const event = api.podEvents?.find((e) => e.namespace === p.namespace && e.pod === p.name);
+    const evidence = `kubectl get pods,events -n ${DNS_NAMESPACE}: ${p.name}${p.node ? ` on ${p.node}` : ''}: ${p.why}` +
+      (event ? `; event ${event.reason}: ${event.message.slice(0, EVENT_MAX)}` : '');
     const explained = found.find((f) => f.machine === machine && f.check === 'kubelet-dns');
     if (explained) {
       explained.evidence += `; ${evidence}`;
