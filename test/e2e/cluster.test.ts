@@ -307,6 +307,19 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
     const newSubnet = '10.200.9.0/24';
     const services = ['kubelet', 'kube-proxy', 'containerd'] as const;
     const ids = async () => ({ 'node-0': await invocationIds(l, 'node-0', services), 'node-1': await invocationIds(l, 'node-1', services) });
+    // A pod the kubelet runs on node-1 (with an address of the old subnet): the change must move it.
+    const podFile = join(l.dir, 'e2e-moved.json');
+    writeFileSync(podFile, webPod('e2e-moved', 'node-1'));
+    await jumpboxKubectl(l, ['apply', '-f', podFile]);
+    await jumpboxKubectl(l, ['wait', '--for=condition=Ready', 'pod/e2e-moved', '--timeout=120s']);
+    /** e2e-moved's address once it is Ready with one inside `subnet` (the kubelet made its sandbox anew). */
+    const movedInto = (subnet: string) => eventually(async () => {
+      const [ready, podIp] = (await jumpboxKubectl(l, ['get', 'pod', 'e2e-moved', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.podIP}'])).trim().split(' ');
+      expect(contains(net(subnet), parseIPv4(podIp ?? '') ?? -1), `e2e-moved at ${podIp} in ${subnet}`).toBe(true);
+      expect(ready).toBe('True');
+      return podIp!;
+    }, 120);
+    expect(contains(net(oldSubnet), parseIPv4(await movedInto(oldSubnet))!)).toBe(true);
     try {
       // A pod on node-1 in the old subnet: its bridge cni0 now holds the old gateway address.
       const oldPod = await podNetns(l, 'node-1', 'e2e-old');
@@ -323,21 +336,22 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
       expect(bw.json.results).toEqual([
         { step: 'worker-os', machine: 'node-1', status: 'unchanged', changes: 0 },
         { step: 'containerd', machine: 'node-1', status: 'unchanged', changes: 0 },
-        { step: 'cni', machine: 'node-1', status: 'changed', changes: 2 },
+        { step: 'cni', machine: 'node-1', status: 'changed', changes: 3 },
         { step: 'kubelet', machine: 'node-1', status: 'changed', changes: 3 },
         { step: 'kube-proxy', machine: 'node-1', status: 'unchanged', changes: 0 },
       ]);
-      // The run log: two uploads, the old gateway taken off the bridge, the kubelet marked due (so a
-      // kill before its restart still restarts it on the rerun) and restarted, all on node-1; no
-      // other machine was even asked.
+      // The run log: two uploads, the old gateway taken off the bridge, the pods' sandboxes stopped
+      // (the kubelet makes them anew in the new subnet), the kubelet marked due (so a kill before its
+      // restart still restarts it on the rerun) and restarted, all on node-1; no other machine was even asked.
       const log = newLog(l, logs);
       const uploads = [...log.matchAll(/^\S+ (\S+): upload (\S+) /gm)].map((m) => `${m[1]} ${m[2]}`);
       expect(uploads).toEqual(['node-1 /etc/cni/net.d/10-bridge.conf', 'node-1 /var/lib/kubelet/kubelet-config.yaml']);
       const commands = [...log.matchAll(/^\S+ (\S+): \$ (.*)$/gm)].map((m) => `${m[1]} ${m[2]}`);
-      expect(commands).toHaveLength(3);
+      expect(commands).toHaveLength(4);
       expect(commands[0]).toBe(`node-1 ip addr del ${oldGateway} dev cni0`);
-      expect(commands[1]).toBe('node-1 mkdir -p /var/lib/hardway/restart-due && touch /var/lib/hardway/restart-due/kubelet');
-      expect(commands[2]).toMatch(/^node-1 \{ systemctl restart kubelet \|\| .* && rm -f \/var\/lib\/hardway\/restart-due\/kubelet && /);
+      expect(commands[1]).toMatch(/^node-1 PATH=\$PATH:\/usr\/local\/bin; for s in \$\(ctr -n k8s\.io containers ls -q .* tasks kill -s SIGKILL /);
+      expect(commands[2]).toBe('node-1 mkdir -p /var/lib/hardway/restart-due && touch /var/lib/hardway/restart-due/kubelet');
+      expect(commands[3]).toMatch(/^node-1 \{ systemctl restart kubelet \|\| .* && rm -f \/var\/lib\/hardway\/restart-due\/kubelet && /);
       expect(log).not.toMatch(/^\S+ (node-0|server): /m);
       expect(await l.run('node-1', 'cat /etc/cni/net.d/10-bridge.conf')).toContain(`"subnet": "${newSubnet}"`);
       expect(await l.run('node-1', 'cat /var/lib/kubelet/kubelet-config.yaml')).toContain(newSubnet);
@@ -361,6 +375,10 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
         expect(unit).not.toContain(oldSubnet);
       }
       expect((await runJson(l, ['routes'])).json.changed).toBe(0);
+      // The pod the kubelet runs there moved into the new subnet (same pod, a new sandbox), reachable again.
+      const moved = await movedInto(newSubnet);
+      const get = `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | socat -t 5 - TCP:${moved}:80,connect-timeout=5`;
+      expect(await eventually(() => l.run('node-0', get), 30)).toContain('hardway');
 
       // A new pod on node-1 gets an address from the new subnet, and node-0's pod reaches it there.
       const newPod = await podNetns(l, 'node-1', 'e2e-new');
@@ -379,6 +397,8 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
     const routesBack = await runJson(l, ['routes']);
     expect(routesBack.code, routesBack.stderr).toBe(0);
     expect(await l.run('node-0', 'ip -4 route show')).toContain(`${oldSubnet} via ${ip(l, 'node-1')} dev host0`);
+    await movedInto(oldSubnet);
+    await jumpboxKubectl(l, ['delete', 'pod', 'e2e-moved', '--wait=false']);
   });
 
   it('verify passes on the converged workers and names what is broken without changing anything', async () => {
@@ -398,7 +418,7 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
     const bad = await runJson(l, ['verify']);
     expect(bad.code).toBe(1);
     const f = failures(bad.json);
-    expect(Object.keys(f).sort()).toEqual(['verify@node-0', 'verify@node-1']);
+    expect(Object.keys(f).sort(), JSON.stringify(f, null, 1)).toEqual(['verify@node-0', 'verify@node-1']);
     expect(f['verify@node-0']).toBe('1 problem(s) on node-0:\n  - service kube-proxy is inactive');
     expect(f['verify@node-1']).toBe('1 problem(s) on node-1:\n  - /var/lib/kubelet/kubelet.key is readable by others (mode 644)');
     expect(bad.json.changed).toBe(0);

@@ -75,6 +75,24 @@ describe('every step plans from facts: fresh machine -> its changes, converged m
   });
 });
 
+describe("cni after a worker's pod subnet changed", () => {
+  it('takes the old gateway off cni0 and has the kubelet make every pod sandbox anew (new addresses); then nothing', async () => {
+    const inv = await project();
+    const machine = inv.machines.find((m) => m.hostname === 'node-0')!;
+    const t = debianMachine('node-0');
+    for (const change of await planOn(cniStep, inv, machine, t)) await applyChange(t, change);
+    // Pods ran in the old subnet: the bridge holds its gateway.
+    t.state.cni0 = ['10.200.9.1/24'];
+    const lines = (await planOn(cniStep, inv, machine, t)).map(describeChange);
+    expect(lines).toEqual(['run: ip addr del 10.200.9.1/24 dev cni0 (cni0 still has 10.200.9.1/24, outside this worker\'s pod subnet ' +
+      `${machine.podSubnet}: new pods would get no network)`, expect.stringMatching(/^run: PATH=\$PATH:\/usr\/local\/bin; for s in \$\(ctr -n k8s.io containers ls -q .*tasks kill -s SIGKILL .*\(the pods on node-0 have addresses of the old pod subnet: the kubelet makes their sandboxes anew in /)]);
+    for (const change of await planOn(cniStep, inv, machine, t)) await applyChange(t, change);
+    expect(t.state.sandboxRestarts).toBe(1);
+    expect(t.state.cni0).toEqual([`${machine.podSubnet!.replace(/\.0\/24$/, '.1')}/24`]);
+    expect((await planOn(cniStep, inv, machine, t)).map(describeChange)).toEqual([]);
+  });
+});
+
 describe('the kubelet resolver file follows systemd-resolved, asked with the service states', () => {
   let inv: Inventory;
   beforeAll(async () => {
