@@ -17,7 +17,7 @@ import { localKubectl } from './support/api.ts';
 import { findObject, objectItems, podsLabelled, rolloutDone, type KubeObject } from '../probes/kubectl.ts';
 import { holdsFields, readLiveObjects } from './support/cluster-objects.ts';
 import { kubernetesToRender } from './support/kubernetes-version.ts';
-import { podProblems, type PodObject } from './support/pods.ts';
+import { podProblems, type PodObject, type PodProblem } from './support/pods.ts';
 import { numberOption } from './options.ts';
 
 /** Every object of the add-on by TYPE/NAME, whatever cluster.yaml says (dns.enabled: false removes them). */
@@ -109,11 +109,16 @@ function removeChanges(items: LiveObject[]): Change[] {
   return [{ kind: 'exec', cmd: kubectl(sh`delete ${ours} -n ${DNS_NAMESPACE} --ignore-not-found`), api: { op: 'delete', resources: ours, wait: true }, reason: 'dns.enabled is false in cluster.yaml: the add-on hardway made is removed' }];
 }
 
-/** A delete of each CoreDNS pod that crash-loops: its Deployment makes a new one, with its node's resolver settings as they are now. */
+/**
+ * A delete of each CoreDNS pod that crash-loops (also caught between two crashes: running again, not
+ * ready, its last run ended in an error): its Deployment makes a new one, with its node's resolver
+ * settings as they are now.
+ */
 async function crashChanges(ctx: StepContext): Promise<Change[]> {
   const { pods: r } = await ctx.facts.ask({ pods: podsLabelled.ask(DNS_NAMESPACE, DNS_POD_LABEL) });
   if (r.code !== 0) return [];
-  return podProblems(objectItems<PodObject>(r.stdout)).filter((p) => p.trouble === 'crash-loop').map((p): Change => ({
+  const crashing = (p: PodProblem) => p.trouble === 'crash-loop' || (p.trouble === 'not-ready' && p.crashedBefore === true);
+  return podProblems(objectItems<PodObject>(r.stdout)).filter(crashing).map((p): Change => ({
     kind: 'exec',
     cmd: kubectl(sh`delete pod ${p.name} -n ${DNS_NAMESPACE} --wait=false`),
     api: { op: 'delete', resources: [`pod/${p.name}`], wait: false },

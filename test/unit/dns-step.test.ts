@@ -92,6 +92,20 @@ describe('dns step', () => {
     expect(t.commands.slice(before).some((c) => c.includes('get pods'))).toBe(false);
   });
 
+  it('a CoreDNS pod between two crashes (running again, not ready, its last run an error) is replaced; one started again after its node rebooted is not', async () => {
+    const t = await converged();
+    t.state.objects.get('deployment/coredns')!.status.readyReplicas = 0;
+    const restarted = (name: string, node: string, last: Record<string, unknown>) => ({ metadata: { name, namespace: 'kube-system' }, spec: { nodeName: node },
+      status: { phase: 'Running', containerStatuses: [{ name: 'coredns', ready: false, restartCount: 2, state: { running: {} }, lastState: { terminated: last } }] } });
+    t.state.dnsPods = [
+      restarted('coredns-a', 'node-0', { reason: 'Unknown', exitCode: 255 }),
+      restarted('coredns-b', 'node-1', { reason: 'Error', exitCode: 1, message: '[FATAL] plugin/loop: Loop (127.0.0.1:46512 -> :53) detected for zone "."' }),
+    ];
+    const plan = await planOn(dnsStep, inv, server(), t);
+    expect(viaKubectl(plan)).toEqual([expect.stringMatching(/delete pod coredns-b -n kube-system --wait=false /)]);
+    expect(plan[0]!.reason).toMatch(/coredns-b on node-1 crash-loops \(container coredns is not ready \(started again after 2 crash\(es\); last exit: Error, exit 1, \[FATAL\] plugin\/loop: Loop/);
+  });
+
   it('dns.enabled: false removes the objects hardway made (and only those), then plans nothing', async () => {
     const t = await converged();
     t.state.objects.get('clusterrole/system:coredns')!.metadata.labels['app.kubernetes.io/managed-by'] = 'someone-else';

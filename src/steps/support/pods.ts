@@ -44,6 +44,8 @@ export interface PodProblem {
   created?: string;
   /** For a pod running but not ready: since when (RFC 3339: its Ready condition's last change, else its container's start). */
   notReadySince?: string;
+  /** For a pod running but not ready: its container's last run ended in an error (a crash loop between two crashes). */
+  crashedBefore?: boolean;
 }
 
 /** The last lines of what a crashed container said (kubernetes keeps them in lastState.terminated.message). */
@@ -77,7 +79,9 @@ export function podProblems(pods: readonly PodObject[]): PodProblem[] {
     const notReady = statuses.find((c) => !c.ready);
     if (p.status?.phase === 'Running' && notReady) {
       const since = p.status.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime ?? notReady.state?.running?.startedAt;
-      return [{ ...base, trouble: 'not-ready', why: `container ${notReady.name} is not ready`, ...(since ? { notReadySince: since } : {}) }];
+      const crashed = notReady.restartCount > 0 && notReady.lastState?.terminated?.reason === 'Error';
+      const why = `container ${notReady.name} is not ready${crashed ? ` (started again after ${notReady.restartCount} crash(es); last exit: ${lastWords(notReady.lastState?.terminated)})` : ''}`;
+      return [{ ...base, trouble: 'not-ready', why, ...(since ? { notReadySince: since } : {}), ...(crashed ? { crashedBefore: true } : {}) }];
     }
     return [];
   });
