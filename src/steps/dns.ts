@@ -76,10 +76,24 @@ export const dnsStep: ChangeStep = {
     if (!ctx.inventory.settings.dns.enabled || ctx.applied.length === 0) return;
     // Applied now: CoreDNS must come up (image on the nodes, Corefile accepted, API reachable from the pods).
     const timeoutS = Math.max(numberOption(ctx.options, 'ready-timeout'), 60);
-    const r = await ctx.facts.wait(rolloutDone.ask(timeoutS, DNS_DEPLOYMENT, DNS_NAMESPACE));
-    if (r.code !== 0) {
+    const rollout = () => ctx.facts.wait(rolloutDone.ask(timeoutS, DNS_DEPLOYMENT, DNS_NAMESPACE));
+    const podsNow = async () => {
       const { pods } = await ctx.facts.ask({ pods: podsLabelled.ask(DNS_NAMESPACE, DNS_POD_LABEL) });
-      const problems = pods.code === 0 ? podProblems(objectItems<PodObject>(pods.stdout)) : [];
+      return pods.code === 0 ? podProblems(objectItems<PodObject>(pods.stdout)) : [];
+    };
+    let r = await rollout();
+    let waited = timeoutS;
+    if (r.code !== 0) {
+      let problems = await podsNow();
+      // Pods still being made or not ready yet, none failing: a loaded host (a 1+32 lab booting its
+      // kubelets took longer than 60 s). Waited for once more before it counts as a failure.
+      if (problems.every(stillStarting)) {
+        ctx.log.info(`CoreDNS is still starting after ${timeoutS}s${problems.length ? ` (${problems.map((p) => `${p.name}: ${p.why}`).join('; ')})` : ''}: waiting up to ${timeoutS}s more`);
+        r = await rollout();
+        waited += timeoutS;
+        if (r.code === 0) return;
+        problems = await podsNow();
+      }
       // No node is Ready yet (kubelets just started): not the add-on's failure; verify waits for both.
       if (problems.length > 0 && problems.every((p) => p.trouble === 'pending' && NODES_NOT_READY.test(p.why))) {
         ctx.log.info(`CoreDNS waits for a Ready node (${problems[0]!.why}); verify waits for the nodes and checks cluster DNS`);
@@ -88,11 +102,16 @@ export const dnsStep: ChangeStep = {
       const why = problems.map((p) => `${p.name} on ${p.node || 'no node'}: ${p.why}`);
       const image = corednsImage(ctx.inventory.settings, clusterMinor(ctx.inventory));
       const offline = image === COREDNS_IMAGE && why.some((w) => /ErrImagePull|ImagePullBackOff/.test(w));
-      throw new FailureError(`CoreDNS did not become available within ${timeoutS}s: ${r.stdout.trim().split('\n').pop()}${why.length ? `\n  - ${why.join('\n  - ')}` : ''}`,
+      throw new FailureError(`CoreDNS did not become available within ${waited}s: ${r.stdout.trim().split('\n').pop()}${why.length ? `\n  - ${why.join('\n  - ')}` : ''}`,
         offline ? `${image} is built offline: run "hardway build-images", then "hardway images" (or "hardway up")` : 'run "hardway doctor": it names the pods that do not start and why');
     }
   },
 };
+
+/** A CoreDNS pod that is being made or has not become ready yet, and has not crashed: it may only be slow. */
+function stillStarting(p: PodProblem): boolean {
+  return (p.trouble === 'creating' && p.why === 'ContainerCreating') || (p.trouble === 'not-ready' && p.crashedBefore !== true);
+}
 
 /** One apply of the objects that differ, in the manifest's order (server-side from the jumpbox, else `kubectl apply`). */
 function applyChange(objects: DnsObject[], reason: string): Change {

@@ -118,8 +118,9 @@ describe('dns step', () => {
   });
 
   describe('after applying, verify waits for the rollout', () => {
-    const verifyOn = async (t: ReturnType<typeof debianMachine>, pods: Record<string, unknown>[]) => {
-      t.handlers.push([/rollout status deployment\/coredns -n kube-system --timeout=60s/, () => ({ code: 1, stdout: 'error: timed out waiting for the condition\n', stderr: '' })]);
+    const timedOut = () => ({ code: 1, stdout: 'error: timed out waiting for the condition\n', stderr: '' });
+    const verifyOn = async (t: ReturnType<typeof debianMachine>, pods: Record<string, unknown>[], rollout: () => { code: number; stdout: string; stderr: string } = timedOut) => {
+      t.handlers.push([/rollout status deployment\/coredns -n kube-system --timeout=60s/, rollout]);
       t.state.dnsPods = pods;
       const lines: string[] = [];
       const log = { info: (l: string) => void lines.push(l), debug: () => undefined };
@@ -133,6 +134,17 @@ describe('dns step', () => {
       const { run, lines } = await verifyOn(debianMachine('server'), [pending("0/2 nodes are available: 2 node(s) had taint {node.kubernetes.io/not-ready: }, that the pod didn't tolerate.")]);
       await expect(run).resolves.toBeUndefined();
       expect(lines.join('\n')).toMatch(/^CoreDNS waits for a Ready node \(Unschedulable: 0\/2 nodes are available/);
+    });
+
+    it('pods still being made (a loaded host) are waited for once more, said in the log; no failure when they then roll out', async () => {
+      const t = debianMachine('server');
+      let asked = 0;
+      // The first wait times out, the second sees the rollout done.
+      const making = { metadata: { name: 'coredns-z', namespace: 'kube-system' }, spec: { nodeName: 'node-0' }, status: { phase: 'Pending', containerStatuses: [{ name: 'coredns', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] } };
+      const { run, lines } = await verifyOn(t, [making], () => (++asked === 1 ? timedOut() : { code: 0, stdout: 'deployment "coredns" successfully rolled out\n', stderr: '' }));
+      await expect(run).resolves.toBeUndefined();
+      expect(asked).toBe(2);
+      expect(lines.join('\n')).toMatch(/^CoreDNS is still starting after 60s \(coredns-z: ContainerCreating\): waiting up to 60s more$/);
     });
 
     it('any other reason fails, naming each pod and, for the offline image, what builds and loads it', async () => {
