@@ -57,10 +57,11 @@ export const hostnamectlWorks = probe('hostnamectl', () => sh`command -v hostnam
 /** Whether cloud-init is installed. */
 export const cloudInitInstalled = probe('cloud-init', () => sh`command -v cloud-init`, (a) => a.code === 0);
 
-/** cloud-init's own config in its merge order (cloud.cfg, cloud.cfg.d/*.cfg, then user-data). */
-export const cloudConfigs = probe('cloud-config', () => sh`cat /etc/cloud/cloud.cfg /etc/cloud/cloud.cfg.d/*.cfg /var/lib/cloud/instance/cloud-config.txt`, (a) => a.stdout);
-
-/** Only the lines of cloud-init's config that say its distribution and manage_etc_hosts. */
+/**
+ * Only the lines of cloud-init's config (cloud.cfg, cloud.cfg.d/*.cfg, then user-data: its merge
+ * order) that say its distribution and manage_etc_hosts, all cloudInitFacts reads: the whole files
+ * were some 10 KB per machine to send, log and scan on every run.
+ */
 export const cloudConfigKeys = probe('cloud-config-keys', () =>
   sh`grep -hE '^[[:space:]]+distro:|^manage_etc_hosts[[:space:]]*:' /etc/cloud/cloud.cfg /etc/cloud/cloud.cfg.d/*.cfg /var/lib/cloud/instance/cloud-config.txt 2>/dev/null; :`);
 

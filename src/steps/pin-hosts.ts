@@ -36,7 +36,8 @@ import { changesForFile } from '../engine/desired.ts';
 import type { FileFact, Facts, ProbeResult } from '../engine/facts.ts';
 import type { Change, HostContext, ChangeStep, StepContext, VerifyContext } from '../engine/types.ts';
 import { cloudInitFacts, placeBlock, pinLoopbackName, TEMPLATE_FAMILIES } from './pin-hosts-text.ts';
-import { cloudConfigs, cloudInitInstalled, hostname, hostnamectlWorks, namesResolved } from '../probes/names.ts';
+import type { ProbeAnswer } from '../probes/probe.ts';
+import { cloudConfigKeys, cloudInitInstalled, hostname, hostnamectlWorks, namesResolved } from '../probes/names.ts';
 import { flagOption } from './options.ts';
 
 /** The pin-hosts step. */
@@ -126,7 +127,7 @@ async function checkNames(ctx: HostContext, inv: Inventory): Promise<void> {
 
 interface CloudInitState {
   files: Map<string, FileFact>;
-  probes: { hostname: string; hostnamectl: boolean; cloudInit: boolean; cloudCfg: string };
+  probes: { hostname: string; hostnamectl: boolean; cloudInit: boolean; cloudCfg: ProbeAnswer };
   present: boolean;
   family: string;
   managesHosts: boolean;
@@ -137,12 +138,12 @@ async function readCloudInit(facts: Facts): Promise<CloudInitState> {
   // Every family's hosts template too: the family is known only from these answers, and reading
   // a template that is not there costs the machine no process (one round trip, not two).
   const paths = [ANY.hosts, ANY.hostname, '/etc/os-release', ...TEMPLATE_FAMILIES.map(ANY.cloudHostsTemplate)];
-  const asked = { hostname: hostname.ask(), hostnamectl: hostnamectlWorks.ask(), cloudInit: cloudInitInstalled.ask(), cloudCfg: cloudConfigs.ask() };
+  const asked = { hostname: hostname.ask(), hostnamectl: hostnamectlWorks.ask(), cloudInit: cloudInitInstalled.ask(), cloudCfg: cloudConfigKeys.ask() };
   const keys = Object.keys(asked) as (keyof typeof asked)[];
   const answers = await facts.batch([...paths.map((path) => ({ op: 'R' as const, path })), ...keys.map((k) => asked[k])]);
   const files = new Map(paths.map((p, i) => [p, answers[i] as FileFact]));
   const probes = Object.fromEntries(keys.map((k, i) => [k, asked[k].parse(answers[paths.length + i] as ProbeResult)])) as CloudInitState['probes'];
-  const ci = cloudInitFacts(probes.cloudCfg, text(files.get('/etc/os-release')!));
+  const ci = cloudInitFacts(probes.cloudCfg.stdout, text(files.get('/etc/os-release')!));
   return { files, probes, present: probes.cloudInit, ...ci };
 }
 
