@@ -27,17 +27,38 @@ export function openRunLog(projectDir: string, command: string, redactor: Redact
   const path = join(dir, `${stamp}-${command.replace(/[^a-z0-9-]/gi, '_')}-${pid}.log`);
   const fd = namingPath(displayPath(path), () => openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | constants.O_NOFOLLOW, 0o600));
   fchmodSync(fd, 0o600);
+  const shown = displayPath(path);
+  // Lines are written together at the end of the event loop's turn (a no-op `up` at 1+32 logs some
+  // 8,000 entries, most of them in a few turns): one write per turn, not one per line. Whatever is
+  // pending is written at close and when the process exits; only a SIGKILL loses a turn's lines.
   let open = true;
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (!open || pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    namingPath(shown, () => writeSync(fd, text));
+  };
+  process.on('exit', flush);
   return {
     path,
     write(text, host) {
       if (!open) return;
       const prefix = `${new Date().toISOString()} ${host ? host + ': ' : ''}`;
       const body = redactor.redact(text).replace(/\n/g, `\n${' '.repeat(prefix.length)}`);
-      namingPath(displayPath(path), () => writeSync(fd, prefix + body + '\n'));
+      pending.push(prefix + body + '\n');
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
     },
     close() {
-      if (open) closeSync(fd);
+      if (!open) return;
+      flush();
+      process.off('exit', flush);
+      closeSync(fd);
       open = false;
     },
   };

@@ -3,6 +3,7 @@
 // an archive's index.json declares, which is what containerd lists after importing it.
 import { createHash } from 'node:crypto';
 import { PreconditionError } from '../errors.ts';
+import { statKey } from '../stat-key.ts';
 import { readTarMembers, writeTar, type TarEntry } from './tar.ts';
 
 /** The media types of an OCI image (uncompressed layer: nothing in it can carry a timestamp). */
@@ -110,6 +111,19 @@ export interface ArchiveImage {
  * without the io.containerd.image.name annotation (ctr would store it under a made-up name).
  */
 export function archiveImages(file: string, label = file): ArchiveImage[] {
+  // Every worker's plan asks for the same archives: read each index.json once per process.
+  const key = statKey(file);
+  const known = key === undefined ? undefined : readArchives.get(key);
+  if (known) return known.map((i) => ({ ...i }));
+  const out = readArchiveImages(file, label);
+  if (key !== undefined) readArchives.set(key, out.map((i) => ({ ...i })));
+  return out;
+}
+
+/** What archiveImages read, by what the archive is (statKey). */
+const readArchives = new Map<string, ArchiveImage[]>();
+
+function readArchiveImages(file: string, label: string): ArchiveImage[] {
   let members;
   try {
     members = readTarMembers(file, ['index.json']);

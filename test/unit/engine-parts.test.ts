@@ -73,6 +73,23 @@ describe('Redactor with overlapping and many secrets', () => {
   });
 });
 
+describe('Redactor at every position of a text', () => {
+  it('finds a secret wherever it starts (first character, middle, last possible), after any characters, non-ASCII among them', () => {
+    const r = new Redactor();
+    const secret = 'dG9rZW4tdG9rZW4tdG9rZW4t';
+    r.add(secret);
+    for (const filler of ['', 'x', 'é€😀', 'a b\nc\td']) {
+      for (let at = 0; at <= 20; at++) {
+        const before = filler.repeat(at);
+        expect(r.redact(`${before}${secret}`)).toBe(`${before}[REDACTED]`);
+        expect(r.redact(`${before}${secret}!`)).toBe(`${before}[REDACTED]!`);
+      }
+    }
+    // A text that holds the secret's prefix but not the whole secret keeps it.
+    expect(r.redact(`${secret.slice(0, 12)}`)).toBe(secret.slice(0, 12));
+  });
+});
+
 describe('Redactor and names in secret files', () => {
   it('keeps component names that appear in a secret kubeconfig visible in other lines', () => {
     const r = new Redactor();
