@@ -193,12 +193,32 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
     });
     try {
       connect();
+      ignoreHostKeysAnnouncement(client);
     } catch (e) {
       tcp?.destroy();
       // ssh2 validates its options synchronously (e.g. a user name it cannot send).
       fail(new ConnectError(ctx.machine, hop.display, (e as Error).message, 1));
     }
   });
+}
+
+/**
+ * Makes ssh2 let OpenSSH's `hostkeys-00@openssh.com` announcement (every host key the server has,
+ * sent after login) pass unanswered. ssh2 answers it on its own with a hostkeys-prove request: the
+ * server then signs with each of its host keys (RSA among them) and ssh2 checks every signature,
+ * on every connection, for keys hardway never reads (it pins the one key the handshake proved).
+ * Like OpenSSH's client without UpdateHostKeys. Only the unanswered announcement is dropped: any
+ * other global request still gets ssh2's answer. ssh2 keeps its handlers in internals; when those
+ * change this does nothing and the proof is made as before (a unit test catches that).
+ */
+export function ignoreHostKeysAnnouncement(client: Client): void {
+  const handlers = (client as unknown as { _protocol?: { _handlers?: Record<string, unknown> } })._protocol?._handlers;
+  const original = handlers?.GLOBAL_REQUEST;
+  if (!handlers || typeof original !== 'function') return;
+  handlers.GLOBAL_REQUEST = (p: unknown, name: unknown, wantReply: unknown, data: unknown) => {
+    if (name === 'hostkeys-00@openssh.com' && !wantReply) return;
+    return (original as (...a: unknown[]) => unknown)(p, name, wantReply, data);
+  };
 }
 
 const HOST_KEY_ALGORITHMS: ServerHostKeyAlgorithm[] = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'];

@@ -1,7 +1,7 @@
 // Connecting: which failures are retried (network) and which never are (authentication), the
 // backoff between attempts, and the credentials offered (identity files, a real ssh-agent).
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { InputError } from '../../src/errors.ts';
 import { sh } from '../../src/shell.ts';
 import { connectionPool } from '../../src/engine/connections.ts';
 import { AuthError, ConnectError, openTransport, type TransportOptions } from '../../src/transport/index.ts';
+import { ignoreHostKeysAnnouncement } from '../../src/transport/connect.ts';
 import { KEYS, knownHostsLine, startTestServer, testMachine, type TestServer } from '../fixtures/ssh/test-server.ts';
 
 let dir: string;
@@ -182,3 +183,25 @@ function execOk(cmd: string, args: string[]): boolean {
     return false;
   }
 }
+
+describe("OpenSSH's hostkeys-00 announcement", () => {
+  it('is left unanswered (no hostkeys-prove: the server signs nothing more), while other global requests still get their answer', async () => {
+    server = await startTestServer({ sandbox: dir });
+    const { default: ssh2 } = await import('ssh2');
+    const client = new ssh2.Client();
+    cleanups.push(() => void client.end());
+    const ready = new Promise<void>((resolve, reject) => client.once('ready', () => resolve()).once('error', reject));
+    client.connect({ host: '127.0.0.1', port: server.port, username: 'root', privateKey: readFileSync(join(KEYS, 'client_ed25519')), hostVerifier: () => true });
+    ignoreHostKeysAnnouncement(client);
+    await ready;
+    const proto = (client as unknown as { _protocol: { _handlers: Record<string, (...a: unknown[]) => void>; openssh_hostKeysProve: (k: unknown) => void; requestFailure: () => void } })._protocol;
+    const sent: string[] = [];
+    proto.openssh_hostKeysProve = () => void sent.push('hostkeys-prove');
+    proto.requestFailure = () => void sent.push('request-failure');
+    // What sshd sends after login: its host keys (ssh2 hands them over parsed), no reply wanted.
+    const hostKey = ssh2.utils.parseKey(readFileSync(join(KEYS, 'host_ed25519.pub')));
+    proto._handlers.GLOBAL_REQUEST!(proto, 'hostkeys-00@openssh.com', false, [hostKey]);
+    proto._handlers.GLOBAL_REQUEST!(proto, 'something-else@example.com', true, Buffer.alloc(0));
+    expect(sent).toEqual(['request-failure']);
+  });
+});

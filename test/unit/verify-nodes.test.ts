@@ -73,6 +73,16 @@ describe('many nodes are read as one list', () => {
   });
 });
 
+describe('objectItems splits only between whole documents', () => {
+  it('splits three documents, not at an inner brace closing a nested object, nor inside one compact line', () => {
+    const doc = (name: string) => JSON.stringify({ kind: 'ConfigMap', metadata: { name }, data: { a: '}', b: '{' } }, null, 4);
+    const compact = JSON.stringify({ kind: 'List', items: [{ kind: 'Node', metadata: { name: 'n' } }] });
+    expect(objectItems<{ metadata?: { name?: string }; items?: never[] }>(`${doc('a')}\n${doc('b')}\n${doc('c')}\n`).map((i) => i.metadata?.name)).toEqual(['a', 'b', 'c']);
+    expect(objectItems<{ kind?: string; items?: never[] }>(`${compact}\n`).map((i) => i.kind)).toEqual(['Node']);
+    expect(objectItems('')).toEqual([]);
+  });
+});
+
 describe('verify: a kubelet that is still starting is waited for, not a fault', () => {
   const PLEG = 'PLEG is not healthy: pleg has yet to be successful';
   const starting = (name: string, since: string, message = PLEG, status = 'False') => ({

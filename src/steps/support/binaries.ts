@@ -2,14 +2,14 @@
 // machine is touched, hashed once per file version (the hash is cached beside them, keyed by size
 // and mtime, so a no-op rerun does not re-read hundreds of megabytes).
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { binaryRelPath, downloadsDir, readDownloads, requireBinaries } from '../../download/layout.ts';
 import type { DesiredFile } from '../../engine/desired.ts';
 import type { LocalFileContent } from '../../engine/types.ts';
 import { FailureError } from '../../errors.ts';
 import { writeAtomic } from '../../output-file.ts';
-import { statKey } from '../../stat-key.ts';
+import { statKeyOf } from '../../stat-key.ts';
 
 const CACHE_FILE = '.sha256-cache.json';
 type HashCache = Record<string, { size: number; mtimeMs: number; sha256: string }>;
@@ -46,8 +46,8 @@ async function installAs(projectDir: string, rel: string, target: string): Promi
 /** A local file under `dir` as put content: its size, and its SHA-256 cached in `dir` (see cachedSha256). */
 export async function localFile(dir: string, rel: string): Promise<LocalFileContent> {
   const file = join(dir, rel);
-  const { size } = statSync(file);
-  return { file, sha256: await cachedSha256(dir, rel), size };
+  const st = statSync(file);
+  return { file, sha256: await cachedSha256(dir, rel, st), size: st.size };
 }
 
 /**
@@ -57,9 +57,8 @@ export async function localFile(dir: string, rel: string): Promise<LocalFileCont
 const known = new Map<string, string>();
 
 /** SHA-256 of a file under `dir` (downloads/, images/), from the cache there when its size and mtime are unchanged. */
-async function cachedSha256(dir: string, rel: string): Promise<string> {
-  const st = statSync(join(dir, rel));
-  const key = statKey(join(dir, rel))!;
+async function cachedSha256(dir: string, rel: string, st: Stats): Promise<string> {
+  const key = statKeyOf(join(dir, rel), st);
   let sha256 = known.get(key);
   if (!sha256) known.set(key, (sha256 = await storedSha256(dir, rel, st)));
   return sha256;
