@@ -207,7 +207,7 @@ function connectHop(hop: Endpoint, ctx: ConnectContext, sock: Readable | undefin
  * sent after login) pass unanswered. ssh2 answers it on its own with a hostkeys-prove request: the
  * server then signs with each of its host keys (RSA among them) and ssh2 checks every signature,
  * on every connection, for keys hardway never reads (it pins the one key the handshake proved).
- * Like OpenSSH's client without UpdateHostKeys. Only the unanswered announcement is dropped: any
+ * As OpenSSH's client does with UpdateHostKeys off. Only the unanswered announcement is dropped: any
  * other global request still gets ssh2's answer. ssh2 keeps its handlers in internals; when those
  * change this does nothing and the proof is made as before (a unit test catches that).
  */
