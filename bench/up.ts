@@ -21,15 +21,14 @@
 // Needs root. Labs bench-up3 (10.240.80.0/24) and bench-up9 (10.240.81.0/24), taken down at the end,
 // on failure and on Ctrl-C. The Kubernetes server binaries are the real v1.20.2 ones that
 // `hardway download --source debian` builds from Debian's source package (cached after the first build).
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultLabPaths } from '../src/lab/names.ts';
 import { ensureRootfs, rootfsPath } from '../src/lab/rootfs.ts';
 import { checkRunning, clearScratch, manualParallel, manualPushes, manualSequential, SCRATCH, stage } from './support/manual.ts';
-import { freshLab, labDir, labDown, newLog, prepareProject, runLogs } from './support/project.ts';
+import { freshLab, labDir, labDown, newLog, prepareProject, runLogs, setDns } from './support/project.ts';
 import { loggedSeconds, pushedFiles, serviceWaitSeconds, stepSeconds } from './support/push-log.ts';
 import { cliLoader, hardway, secs, stopBench, type Ran } from './support/run.ts';
 import { describeResults, incomplete, parseSummary } from './support/up-result.ts';
@@ -54,15 +53,6 @@ const PARALLEL_LOOPS = 3;
 const DNS_NOOP_TARGET_S = 1;
 /** The no-op figures bench:up measured before the add-on existed (2026-12-02, docs). */
 const BEFORE_DNS: Record<Scenario['size'], string> = { '3': '1.4 s', '9': '3.0 s' };
-
-/** dns.enabled in DIR/cluster.yaml: false turns the add-on off, true removes the key (the default, on). */
-function setDns(dir: string, enabled: boolean): void {
-  const file = join(dir, 'cluster.yaml');
-  const doc = parseDocument(readFileSync(file, 'utf8'));
-  if (enabled) doc.deleteIn(['dns', 'enabled']);
-  else doc.setIn(['dns', 'enabled'], false);
-  writeFileSync(file, String(doc));
-}
 
 /** Everything measured on one lab. */
 interface Measured {

@@ -4,7 +4,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { labUnits } from './machine-stats.ts';
 import { measureNoops, noopReport, type Cli, type NoopBaseline } from './noop-cost.ts';
-import { freshLab, labDir, labDown, prepareProject } from './project.ts';
+import { freshLab, labDir, labDown, prepareProject, setDns } from './project.ts';
 import { secs } from './run.ts';
 import { timedRun } from './timed-up.ts';
 
@@ -39,6 +39,12 @@ export async function measureNoopOnly(s: NoopLab, runs: number, clis: Cli[], sta
   await prepareProject(dir);
   // downloads/ holds hard links into the user cache: unlink first, or the copy writes through them.
   if (s.standIns) for (const f of STOOD_IN) { rmSync(join(dir, 'downloads', f), { force: true }); copyFileSync(STAND_IN, join(dir, 'downloads', f)); }
+  if (s.standIns) {
+    // Stand-in kubelets register no node and run no pod: CoreDNS could never start, and the dns
+    // step would wait for it on every run. The add-on is turned off, said here and in the report.
+    setDns(dir, false);
+    log('stand-in kubelets: the cluster DNS add-on is turned off (dns.enabled: false), no pod can run');
+  }
   const full = await timedRun(dir, up);
   // With stand-in kubelets no node registers: verify's node check fails, as expected.
   const expected = (p: string) => s.standIns && p.startsWith('verify@server failed');

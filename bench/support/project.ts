@@ -2,9 +2,10 @@
 // Debian packages and the Kubernetes server binaries built from Debian's source package (`hardway
 // download --source debian`), the offline images (CoreDNS among them), and pki/ made beforehand (so the timed `up` is the
 // push, not RSA key generation).
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseDocument } from 'yaml';
 import { loadInventory } from '../../src/inventory.ts';
 import { hardway, mustSucceed } from './run.ts';
 import { useCorednsSource } from '../../scripts/coredns-source.ts';
@@ -66,4 +67,13 @@ export function newLog(before: string[], dir: string): string {
   if (added.length !== 1) throw new Error(`expected one new run log in ${dir}/logs, found ${added.length}`);
   if (statSync(added[0]!).size === 0) throw new Error(`${added[0]} is empty`);
   return added[0]!;
+}
+
+/** dns.enabled in DIR/cluster.yaml: false turns the add-on off, true removes the key (the default, on). */
+export function setDns(dir: string, enabled: boolean): void {
+  const file = join(dir, 'cluster.yaml');
+  const doc = parseDocument(readFileSync(file, 'utf8'));
+  if (enabled) doc.deleteIn(['dns', 'enabled']);
+  else doc.setIn(['dns', 'enabled'], false);
+  writeFileSync(file, String(doc));
 }
