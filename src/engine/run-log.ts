@@ -34,18 +34,30 @@ export function openRunLog(projectDir: string, command: string, redactor: Redact
   let open = true;
   let pending: string[] = [];
   let scheduled = false;
+  // A write that failed in a later turn (a full disk) is thrown by the next write(), to its caller,
+  // as it was when each entry was written at once; not from a timer, which would end the process.
+  let failed: unknown;
   const flush = () => {
     scheduled = false;
     if (!open || pending.length === 0) return;
     const text = pending.join('');
     pending = [];
-    namingPath(shown, () => writeSync(fd, text));
+    try {
+      namingPath(shown, () => writeSync(fd, text));
+    } catch (e) {
+      failed ??= e;
+    }
   };
   process.on('exit', flush);
   return {
     path,
     write(text, host) {
       if (!open) return;
+      if (failed !== undefined) {
+        const e = failed;
+        failed = undefined;
+        throw e;
+      }
       const prefix = `${new Date().toISOString()} ${host ? host + ': ' : ''}`;
       const body = redactor.redact(text).replace(/\n/g, `\n${' '.repeat(prefix.length)}`);
       pending.push(prefix + body + '\n');
