@@ -110,7 +110,10 @@ export const dnsStep: ChangeStep = {
 
 /** A CoreDNS pod that is being made or has not become ready yet, and has not crashed: it may only be slow. */
 function stillStarting(p: PodProblem): boolean {
-  return (p.trouble === 'creating' && p.why === 'ContainerCreating') || (p.trouble === 'not-ready' && p.crashedBefore !== true);
+  return (p.trouble === 'creating' && p.why === 'ContainerCreating') || (p.trouble === 'not-ready' && p.crashedBefore !== true)
+    // The runtime failed its one start (seen once at 1+32: runc found no cpuset under the pod's new
+    // cgroup while 32 kubelets started); the kubelet tries again after 10 s.
+    || (p.trouble === 'crash-loop' && p.failedToStartOnce === true);
 }
 
 /** One apply of the objects that differ, in the manifest's order (server-side from the jumpbox, else `kubectl apply`). */

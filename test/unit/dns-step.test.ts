@@ -147,6 +147,19 @@ describe('dns step', () => {
       expect(lines.join('\n')).toMatch(/^CoreDNS is still starting after 60s \(coredns-z: ContainerCreating\): waiting up to 60s more$/);
     });
 
+    it('a container whose one start failed in the runtime (StartError) is waited for once more; a second failed start is a failure', async () => {
+      const startError = (restarts: number) => ({ metadata: { name: 'coredns-s', namespace: 'kube-system' }, spec: { nodeName: 'node-22' }, status: { phase: 'Running',
+        containerStatuses: [{ name: 'coredns', ready: false, restartCount: restarts, state: { waiting: { reason: 'CrashLoopBackOff' } },
+          lastState: { terminated: { reason: 'StartError', exitCode: 128, message: 'failed to create containerd task: ... cpuset.cpus: no such file or directory: unknown' } } }] } });
+      let asked = 0;
+      const once = await verifyOn(debianMachine('server'), [startError(1)], () => (++asked === 1 ? timedOut() : { code: 0, stdout: 'deployment "coredns" successfully rolled out\n', stderr: '' }));
+      await expect(once.run).resolves.toBeUndefined();
+      expect(asked).toBe(2);
+      expect(once.lines.join('\n')).toMatch(/^CoreDNS is still starting after 60s \(coredns-s: CrashLoopBackOff after 1 restart\(s\); last exit: StartError, exit 128/);
+      const twice = await verifyOn(debianMachine('server'), [startError(2)]);
+      await expect(twice.run).rejects.toThrow(/CoreDNS did not become available within 60s: .*\n  - coredns-s on node-22: CrashLoopBackOff after 2 restart\(s\); last exit: StartError/);
+    });
+
     it('any other reason fails, naming each pod and, for the offline image, what builds and loads it', async () => {
       const pulling = { metadata: { name: 'coredns-y', namespace: 'kube-system' }, spec: { nodeName: 'node-0' }, status: { phase: 'Pending', containerStatuses: [{ name: 'coredns', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'failed to pull localhost/hardway/coredns:1.8.3' } } }] } };
       const { run } = await verifyOn(debianMachine('server'), [pending('0/2 nodes are available: 2 Insufficient cpu.'), pulling]);

@@ -46,6 +46,8 @@ export interface PodProblem {
   notReadySince?: string;
   /** For a pod running but not ready: its container's last run ended in an error (a crash loop between two crashes). */
   crashedBefore?: boolean;
+  /** For a crash loop: the container never ran, its one start failed in the runtime (StartError: runc, cgroups), not in CoreDNS. */
+  failedToStartOnce?: boolean;
 }
 
 /** The last lines of what a crashed container said (kubernetes keeps them in lastState.terminated.message). */
@@ -64,7 +66,9 @@ export function podProblems(pods: readonly PodObject[]): PodProblem[] {
     for (const c of statuses) {
       const waiting = c.state?.waiting;
       if (waiting?.reason === 'CrashLoopBackOff' || (c.restartCount > 0 && c.lastState?.terminated && !c.ready && !c.state?.running)) {
-        return [{ ...base, trouble: 'crash-loop', why: `${waiting?.reason ?? 'restarting'} after ${c.restartCount} restart(s); last exit: ${lastWords(c.lastState?.terminated) || 'unknown'}` }];
+        const once = c.restartCount === 1 && c.lastState?.terminated?.reason === 'StartError';
+        return [{ ...base, trouble: 'crash-loop', why: `${waiting?.reason ?? 'restarting'} after ${c.restartCount} restart(s); last exit: ${lastWords(c.lastState?.terminated) || 'unknown'}`,
+          ...(once ? { failedToStartOnce: true } : {}) }];
       }
       if (waiting?.reason === 'ErrImagePull' || waiting?.reason === 'ImagePullBackOff' || waiting?.reason === 'ErrImageNeverPull') {
         return [{ ...base, trouble: 'image-pull', why: [waiting.reason, waiting.message].filter(Boolean).join(': ') }];
