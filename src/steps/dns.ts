@@ -108,9 +108,9 @@ export const dnsStep: ChangeStep = {
   },
 };
 
-/** A CoreDNS pod that is being made or has not become ready yet, and has not crashed: it may only be slow. */
+/** A CoreDNS pod being made, not ready yet without a crash (podProblems), or whose one start failed in the runtime: it may only be slow. */
 function stillStarting(p: PodProblem): boolean {
-  return (p.trouble === 'creating' && p.why === 'ContainerCreating') || (p.trouble === 'not-ready' && p.crashedBefore !== true)
+  return (p.trouble === 'creating' && p.why === 'ContainerCreating') || p.trouble === 'not-ready'
     // The runtime failed its one start (seen once at 1+32: runc found no cpuset under the pod's new
     // cgroup while 32 kubelets started); the kubelet tries again after 10 s.
     || (p.trouble === 'crash-loop' && p.failedToStartOnce === true);
@@ -132,15 +132,13 @@ function removeChanges(items: LiveObject[]): Change[] {
 }
 
 /**
- * A delete of each CoreDNS pod that crash-loops (also caught between two crashes: running again, not
- * ready, its last run ended in an error): its Deployment makes a new one, with its node's resolver
- * settings as they are now.
+ * A delete of each CoreDNS pod that crash-loops (podProblems counts one caught between two crashes
+ * too): its Deployment makes a new one, with its node's resolver settings as they are now.
  */
 async function crashChanges(ctx: StepContext): Promise<Change[]> {
   const { pods: r } = await ctx.facts.ask({ pods: podsLabelled.ask(DNS_NAMESPACE, DNS_POD_LABEL) });
   if (r.code !== 0) return [];
-  const crashing = (p: PodProblem) => p.trouble === 'crash-loop' || (p.trouble === 'not-ready' && p.crashedBefore === true);
-  return podProblems(objectItems<PodObject>(r.stdout)).filter(crashing).map((p): Change => ({
+  return podProblems(objectItems<PodObject>(r.stdout)).filter((p) => p.trouble === 'crash-loop').map((p): Change => ({
     kind: 'exec',
     cmd: kubectl(sh`delete pod ${p.name} -n ${DNS_NAMESPACE} --wait=false`),
     api: { op: 'delete', resources: [`pod/${p.name}`], wait: false },

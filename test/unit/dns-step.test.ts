@@ -103,7 +103,7 @@ describe('dns step', () => {
     ];
     const plan = await planOn(dnsStep, inv, server(), t);
     expect(viaKubectl(plan)).toEqual([expect.stringMatching(/delete pod coredns-b -n kube-system --wait=false /)]);
-    expect(plan[0]!.reason).toMatch(/coredns-b on node-1 crash-loops \(container coredns is not ready \(started again after 2 crash\(es\); last exit: Error, exit 1, \[FATAL\] plugin\/loop: Loop/);
+    expect(plan[0]!.reason).toMatch(/coredns-b on node-1 crash-loops \(running again, not ready, after 2 restart\(s\); last exit: Error, exit 1, \[FATAL\] plugin\/loop: Loop/);
   });
 
   it('dns.enabled: false removes the objects hardway made (and only those), then plans nothing', async () => {

@@ -10,7 +10,7 @@ import { parseInventory, type Inventory } from '../../src/inventory.ts';
 import { containerdStep } from '../../src/steps/containerd.ts';
 import { staleRegistryChanges } from '../../src/steps/support/registry-dirs.ts';
 import { markedRegistryDirs } from '../../src/probes/containerd.ts';
-import { FakeTransport } from '../fixtures/fake-transport.ts';
+import { escapeRegExp, FakeTransport } from '../fixtures/fake-transport.ts';
 import { MACHINES, projectDir, runEngine } from './engine.helpers.ts';
 
 const CERTS = '/etc/containerd/certs.d';
@@ -55,7 +55,7 @@ function worker(name: string): FakeTransport & { restarts: number; containerd: {
       t.containerd.active = 'active';
       return text('');
     }],
-    [new RegExp(`^${escape(markedRegistryDirs.ask().cmd.text)}$`), () => {
+    [new RegExp(`^${escapeRegExp(markedRegistryDirs.ask().cmd.text)}$`), () => {
       const dirs = new Set([...t.files.keys()].filter((p) => p.startsWith(`${CERTS}/`) && p.endsWith('/hosts.toml')).map((p) => p.slice(CERTS.length + 1, -'/hosts.toml'.length)));
       const marked = [...dirs].filter((d) => !d.includes('/') && t.text(`${CERTS}/${d}/hosts.toml`).startsWith('# Managed by hardway')).sort();
       const lines = marked.flatMap((d) => [...t.files.keys()].filter((p) => p.startsWith(`${CERTS}/${d}/`)).map((p) => p.slice(CERTS.length + 1)).sort());
@@ -69,9 +69,6 @@ function worker(name: string): FakeTransport & { restarts: number; containerd: {
   return t;
 }
 
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 function cluster(inv: Inventory) {
   return new Map(inv.machines.map((m) => [m.hostname, worker(m.hostname)]));

@@ -34,7 +34,7 @@ import { workerOsStep } from '../../src/steps/worker-os.ts';
 import { SHA_CACHE } from '../../src/engine/facts.ts';
 import { ANY, WORKER } from '../../src/layout.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
-import { DEBIAN_HOSTS_TEMPLATE, DEBIAN_OS_RELEASE, type FakeTransport } from '../fixtures/fake-transport.ts';
+import { DEBIAN_HOSTS_TEMPLATE, DEBIAN_OS_RELEASE, escapeRegExp, type FakeTransport } from '../fixtures/fake-transport.ts';
 import { stepOptions } from './engine.helpers.ts';
 import { planOn, project } from './step-plans.helpers.ts';
 
@@ -103,7 +103,7 @@ function addResetHandlers(t: Machine) {
       for (const s of m[1]!.split(' ')) t.state.units.set(s, { enabled: 'disabled', active: 'inactive' });
       return ok();
     }],
-    [new RegExp(`^${STOP_PODS.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`), () => ok()],
+    [new RegExp(`^${escapeRegExp(STOP_PODS.text)}$`), () => ok()],
     [/^ip route del \S+ via \S+/, (m) => {
       for (const [, dst, via] of m.input.matchAll(/ip route del (\S+) via (\S+)/g)) t.state.routes = t.state.routes.filter((r) => r !== `${dst} via ${via}`);
       return ok();

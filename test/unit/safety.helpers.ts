@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import { expect } from 'vitest';
 import type { CliRun } from '../helpers/cli.ts';
 import { makeProject } from './certs.helpers.ts';
+import { escapeRegExp } from '../fixtures/fake-transport.ts';
 
 /**
  * A project (machines.txt, cluster.yaml) whose machines are reached on 127.0.0.9, port 9, where
@@ -24,12 +25,9 @@ export function failedCleanly(run: CliRun, code: 1 | 2, text?: string | RegExp):
   expect(run.code, run.stderr).toBe(code);
   expect(run.stderr).toMatch(/^error: /);
   expect(run.stderr).not.toMatch(/internal error|\n\s+at /);
-  if (text !== undefined) expect(run.stderr.split('\n')[0]).toMatch(typeof text === 'string' ? new RegExp(escape(text)) : text);
+  if (text !== undefined) expect(run.stderr.split('\n')[0]).toMatch(typeof text === 'string' ? new RegExp(escapeRegExp(text)) : text);
 }
 
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /** Every entry under `dir` but directories (links not followed), relative to it, sorted. */
 export function filesUnder(dir: string): string[] {

@@ -44,8 +44,6 @@ export interface PodProblem {
   created?: string;
   /** For a pod running but not ready: since when (RFC 3339: its Ready condition's last change, else its container's start). */
   notReadySince?: string;
-  /** For a pod running but not ready: its container's last run ended in an error (a crash loop between two crashes). */
-  crashedBefore?: boolean;
   /** For a crash loop: the container never ran, its one start failed in the runtime (StartError: runc, cgroups), not in CoreDNS. */
   failedToStartOnce?: boolean;
 }
@@ -65,9 +63,13 @@ export function podProblems(pods: readonly PodObject[]): PodProblem[] {
     const statuses = p.status?.containerStatuses ?? [];
     for (const c of statuses) {
       const waiting = c.state?.waiting;
-      if (waiting?.reason === 'CrashLoopBackOff' || (c.restartCount > 0 && c.lastState?.terminated && !c.ready && !c.state?.running)) {
+      // A crash loop also between two crashes: running again, not ready, its last run ended in an
+      // error. Not a container started again after its node rebooted (last exit Unknown).
+      const between = c.restartCount > 0 && !c.ready && c.state?.running !== undefined && c.lastState?.terminated?.reason === 'Error';
+      if (waiting?.reason === 'CrashLoopBackOff' || (c.restartCount > 0 && c.lastState?.terminated && !c.ready && !c.state?.running) || between) {
         const once = c.restartCount === 1 && c.lastState?.terminated?.reason === 'StartError';
-        return [{ ...base, trouble: 'crash-loop', why: `${waiting?.reason ?? 'restarting'} after ${c.restartCount} restart(s); last exit: ${lastWords(c.lastState?.terminated) || 'unknown'}`,
+        const now = waiting?.reason ?? (between ? 'running again, not ready,' : 'restarting');
+        return [{ ...base, trouble: 'crash-loop', why: `${now} after ${c.restartCount} restart(s); last exit: ${lastWords(c.lastState?.terminated) || 'unknown'}`,
           ...(once ? { failedToStartOnce: true } : {}) }];
       }
       if (waiting?.reason === 'ErrImagePull' || waiting?.reason === 'ImagePullBackOff' || waiting?.reason === 'ErrImageNeverPull') {
@@ -83,9 +85,7 @@ export function podProblems(pods: readonly PodObject[]): PodProblem[] {
     const notReady = statuses.find((c) => !c.ready);
     if (p.status?.phase === 'Running' && notReady) {
       const since = p.status.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime ?? notReady.state?.running?.startedAt;
-      const crashed = notReady.restartCount > 0 && notReady.lastState?.terminated?.reason === 'Error';
-      const why = `container ${notReady.name} is not ready${crashed ? ` (started again after ${notReady.restartCount} crash(es); last exit: ${lastWords(notReady.lastState?.terminated)})` : ''}`;
-      return [{ ...base, trouble: 'not-ready', why, ...(since ? { notReadySince: since } : {}), ...(crashed ? { crashedBefore: true } : {}) }];
+      return [{ ...base, trouble: 'not-ready', why: `container ${notReady.name} is not ready`, ...(since ? { notReadySince: since } : {}) }];
     }
     return [];
   });
