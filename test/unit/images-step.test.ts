@@ -205,3 +205,20 @@ describe('the images probe: filtered to the names asked, one call for every plan
     for (const got of [x.i, y.i]) expect([...parseImageList(got.stdout).keys()]).toEqual(['r.io/a:1', 'r.io/b:1']);
   });
 });
+
+describe('archiveImages reads each archive once per process', () => {
+  it('gives the same images for the same file, and reads it again once the file is rewritten', () => {
+    const inv = inventoryOf();
+    mkdirSync(join(inv.dir, 'images'));
+    const file = join(inv.dir, 'images', 'one.tar');
+    const [a, b] = imageArchives(Buffer.from('busybox stand-in\n'), { version: '1:1.35.0-4', arch: 'amd64' });
+    writeFileSync(file, a!.data);
+    const first = archiveImages(file);
+    const before = first.map((i) => i.name);
+    first[0]!.name = 'changed by a caller';
+    expect(archiveImages(file)).toEqual(archiveImages(join(inv.dir, 'images', 'one.tar')));
+    expect(archiveImages(file).map((i) => i.name)).toEqual(before);
+    writeFileSync(file, b!.data);
+    expect(archiveImages(file).map((i) => i.name)).not.toEqual(before);
+  });
+});
