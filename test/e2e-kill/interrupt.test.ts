@@ -1,6 +1,6 @@
 // Interruptions converge, measured: SIGKILL `hardway up` (and once `hardway certs`) at 20 points
-// spread over every step that changes something, on a 1-server 2-worker lab with the real
-// Kubernetes v1.20.2 binaries. Each point first gives its step work to do on one machine (a file
+// spread over every step that changes something, on the shared 1-server 2-worker lab
+// (test/e2e/helpers/shared-lab.ts; it runs last there) with the real Kubernetes v1.20.2 binaries. Each point first gives its step work to do on one machine (a file
 // altered or removed, a service stopped, pki/ files deleted), then starts the run and kills its
 // whole process group the moment the run log (or, for pki/, which is made before the log opens, the
 // pki file itself) shows the change the point aims at. Then, for every point:
@@ -23,15 +23,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { useLab, type Lab } from '../e2e/helpers/lab.ts';
+import type { Lab } from '../e2e/helpers/lab.ts';
+import { useSharedCluster } from '../e2e/helpers/shared-lab.ts';
 import { Desired } from './desired.ts';
 import { killAt, Machines, q, reuseLab, runJson, type Kill, type MachineState, type Trigger } from './kill-helpers.ts';
-import { useCorednsSource } from '../../scripts/coredns-source.ts';
 
 // HARDWAY_KILL_LAB_DIR=DIR reuses a lab made by `hardway lab up --name e2e-kill --dir DIR` (left up
 // afterwards; download and build-images already done there), to rerun one point quickly with -t.
 const reuse = process.env.HARDWAY_KILL_LAB_DIR;
-const lab = reuse ? reuseLab(reuse) : useLab({ name: 'e2e-kill', subnet: '10.240.90.0/24', servers: 1, workers: 2 });
+const lab = reuse ? reuseLab(reuse) : useSharedCluster();
 
 const ALTERED = '# altered by the kill test';
 const TEMPLATE = '/etc/cloud/templates/hosts.debian.tmpl';
@@ -187,7 +187,7 @@ interface Row {
 const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
 const secs = (ms: number) => Math.round(ms / 1000);
 
-describe('SIGKILL at 20 points of hardway up on a 1-server 2-worker lab (real Kubernetes v1.20.2): every interruption converges', () => {
+describe('SIGKILL at 20 points of hardway up on the shared 1-server 2-worker lab (real Kubernetes v1.20.2): every interruption converges', () => {
   let desired: Desired;
   let machines: Machines;
   let renderDir = '';
@@ -290,13 +290,6 @@ describe('SIGKILL at 20 points of hardway up on a 1-server 2-worker lab (real Ku
 
   beforeAll(async () => {
     const l = lab();
-    if (!reuse) {
-      useCorednsSource(l.dir);
-      for (const args of [['download', '--source', 'debian'], ['build-images']]) {
-        const r = await l.hardway(args);
-        if (r.code !== 0) throw new Error(`hardway ${args.join(' ')} failed (exit ${r.code}):\n${r.stderr}\n${r.stdout}`);
-      }
-    }
     const first = await runJson(l, ['up']);
     if (first.exit.code !== 0) throw new Error(`the first hardway up failed (exit ${first.exit.code}):\n${first.exit.stderr}\n${first.exit.stdout}`);
     renderDir = mkdtempSync(join(tmpdir(), 'hardway-e2e-kill-render-'));

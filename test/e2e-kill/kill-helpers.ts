@@ -23,7 +23,7 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { HARDWAY, hardway, type Lab, type RunResult } from '../e2e/helpers/lab.ts';
+import { HARDWAY, hardway, labAt, type Lab, type RunResult } from '../e2e/helpers/lab.ts';
 import { startCollected, type Exit, type Started } from '../e2e/helpers/spawn.ts';
 
 export type { Exit, Started } from '../e2e/helpers/spawn.ts';
@@ -329,24 +329,7 @@ export function q(s: string): string {
  * for rerunning one point while working on it. The Lab of helpers/lab.ts, without lab up/down.
  */
 export function reuseLab(dir: string): () => Lab {
-  const machines = readFileSync(join(dir, 'machines.txt'), 'utf8').split('\n').filter((x) => x.trim() && !x.startsWith('#')).map((x) => {
-    const [ip, fqdn, hostname, podSubnet] = x.trim().split(/\s+/) as [string, string, string, string?];
-    return { ip, fqdn, hostname, role: podSubnet ? 'worker' : 'control-plane', ...(podSubnet ? { podSubnet } : {}) } as Lab['machines'][number];
-  });
-  const sshConfig = join(dir, 'ssh_config');
-  const ssh = (m: string, command: string) => new Promise<RunResult>((resolve) => {
-    execFile('ssh', ['-F', sshConfig, '-o', 'BatchMode=yes', m, command], { maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
-  });
-  const l: Lab = {
-    name: 'e2e-kill', dir, machines, sshConfig, knownHosts: join(dir, 'known_hosts'), identityFile: join(dir, 'id_ed25519'), ssh,
-    async run(m, command) {
-      const r = await ssh(m, command);
-      if (r.code !== 0) throw new Error(`${m}: command failed (exit ${r.code}): ${command}\n${r.stderr}`);
-      return r.stdout;
-    },
-    hardway: (args, opts) => hardway(args, { cwd: dir, env: opts?.env }),
-    down: async () => undefined,
-  };
+  const l = labAt('e2e-kill', dir);
+  l.down = async () => undefined;
   return () => l;
 }

@@ -1,4 +1,5 @@
-// Certificate rotation on a running cluster (issue 15), on a lab with the real Kubernetes v1.20.2
+// Certificate rotation on a running cluster (issue 15), on the shared 1+2 lab (test/e2e/helpers/shared-lab.ts;
+// with HARDWAY_E2E_CERTS_SERVERS=N a lab of its own, wt-certs) with the real Kubernetes v1.20.2
 // binaries: `hardway certs --renew kube-api-server node-0/kubelet`, then `hardway distribute`
 // restarts exactly the API server(s) and node-0's kubelet (InvocationIDs; what else starts anew
 // was restarted by systemd after exiting on its own, NRestarts and its journal say), the control-plane
@@ -12,6 +13,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useLab, type Lab } from './helpers/lab.ts';
+import { useSharedCluster } from './helpers/shared-lab.ts';
 import { eventually, failures, invocationIds, jumpboxKubectl, newLog, prepareClusterProject, runJson, statuses } from './helpers/cluster.ts';
 
 /**
@@ -21,7 +23,8 @@ import { eventually, failures, invocationIds, jumpboxKubectl, newLog, prepareClu
  */
 const SERVERS = Number(process.env.HARDWAY_E2E_CERTS_SERVERS ?? '1');
 if (!Number.isInteger(SERVERS) || SERVERS < 1 || SERVERS > 5) throw new Error(`HARDWAY_E2E_CERTS_SERVERS must be 1 to 5, got ${process.env.HARDWAY_E2E_CERTS_SERVERS}`);
-const lab = useLab({ name: 'wt-certs', subnet: '10.240.152.0/24', servers: SERVERS, workers: 2 });
+// One server: the shared cluster (its project prepared); several: a lab of their own, prepared here.
+const lab = SERVERS === 1 ? useSharedCluster() : useLab({ name: 'wt-certs', subnet: '10.240.152.0/24', servers: SERVERS, workers: 2 });
 const CONTROL_PLANE = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
 const WORKER = ['containerd', 'kubelet', 'kube-proxy'] as const;
 const READY = ['node-0 True', 'node-1 True'];
@@ -144,7 +147,7 @@ function outages(requests: Request[]): string {
 describe(`certificate rotation on a running ${SERVERS}-server 2-worker cluster (real v1.20.2 binaries)`, () => {
   beforeAll(async () => {
     const l = lab();
-    await prepareClusterProject(l);
+    if (SERVERS > 1) await prepareClusterProject(l);
     const up = await runJson(l, ['up', '--ready-timeout', '180']);
     expect(failures(up.json), up.stderr).toEqual({});
     await eventually(async () => expect(await nodes(l)).toEqual(READY), 180);

@@ -1,4 +1,5 @@
-// The whole cluster on a 1-server 2-worker lab, with the real Kubernetes v1.20.2 server binaries
+// The whole cluster on the shared 1-server 2-worker lab (test/e2e/helpers/shared-lab.ts; given
+// machines hardway never ran on, reset by hardway if a suite before used them), with the real Kubernetes v1.20.2 server binaries
 // (built from Debian's source package by `hardway download --source debian`), Debian's etcd,
 // containerd, runc, CNI plugins and kubectl, and the offline images of `hardway build-images`:
 // `hardway up --dry-run` on the fresh machines changes nothing; `hardway up` makes both nodes Ready;
@@ -11,15 +12,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contains, parseCidr, parseIPv4, type Network } from '../../src/net/ipv4.ts';
-import { useLab, type Lab } from './helpers/lab.ts';
+import type { Lab } from './helpers/lab.ts';
+import { useSharedCluster } from './helpers/shared-lab.ts';
 import { HOSTS_MARKERS } from '../../src/layout.ts';
 import { WEB_IMAGE } from '../../src/images/names.ts';
 import {
-  eventually, failures, filesChangedSince, invocationIds, jumpboxKubectl, kubeletStarted, markTime, newLog, podNetns, prepareClusterProject,
+  eventually, failures, filesChangedSince, invocationIds, jumpboxKubectl, kubeletStarted, markTime, newLog, podNetns,
   remoteSha256, runJson, runtimeState, serviceStates, statuses, type RunSummary,
 } from './helpers/cluster.ts';
 
-const lab = useLab({ name: 'e2e-cl', subnet: '10.240.50.0/24', servers: 1, workers: 2 });
+const lab = useSharedCluster({ fresh: true });
 const UP = ['up', '--keep-going', '--ready-timeout', '180'];
 const WORKER_SERVICES = ['containerd', 'kubelet', 'kube-proxy', 'hardway-pod-routes'] as const;
 
@@ -53,8 +55,7 @@ function webPod(name: string, node: string): string {
 
 describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2 binaries', () => {
   let renderDir = '';
-  beforeAll(async () => {
-    await prepareClusterProject(lab());
+  beforeAll(() => {
     renderDir = mkdtempSync(join(tmpdir(), 'hardway-e2e-cl-render-'));
   });
   afterAll(() => {

@@ -1,5 +1,5 @@
-// Break and fix on a real cluster: a 1-server 2-worker lab with its registry (lab e2e-doc,
-// 10.240.100.0/24), the real Kubernetes v1.20.2 binaries and Debian's containerd 1.6. On the healthy
+// Break and fix on a real cluster: the shared 1-server 2-worker lab with its registry
+// (test/e2e/helpers/shared-lab.ts), the real Kubernetes v1.20.2 binaries and Debian's containerd 1.6. On the healthy
 // cluster `hardway doctor` exits 0, changes nothing on any machine (file checksums, services and
 // their InvocationIDs, files written, routes and sysctls); its time is printed (target: under 3 s).
 // Then, one after
@@ -23,13 +23,14 @@ import type { Finding } from '../../src/doctor/types.ts';
 import { hostConnector, ONE_ATTEMPT } from '../../src/transport/index.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { sh } from '../../src/shell.ts';
-import { useLab, type Lab } from './helpers/lab.ts';
+import type { Lab } from './helpers/lab.ts';
+import { SHARED_LAB, useSharedCluster } from './helpers/shared-lab.ts';
 import { runCli } from '../helpers/cli.ts';
 import {
-  CLUSTER_SERVICES, eventually, filesChangedSince, invocationIds, jumpboxKubectl, markTime, prepareClusterProject, remoteSha256, runtimeState, serviceStates,
+  CLUSTER_SERVICES, eventually, filesChangedSince, invocationIds, jumpboxKubectl, markTime, remoteSha256, runtimeState, serviceStates,
 } from './helpers/cluster.ts';
 
-const lab = useLab({ name: 'e2e-doc', subnet: '10.240.100.0/24', servers: 1, workers: 2, registry: true });
+const lab = useSharedCluster();
 const READY = ['node-0 True', 'node-1 True'];
 /** The images containerd holds on a worker (nothing on the server). */
 const IMAGES = 'PATH=$PATH:/usr/local/bin; (ctr -n k8s.io images ls -q 2>/dev/null || true) | sort';
@@ -100,7 +101,7 @@ async function settled(l: Lab): Promise<void> {
  * test's pods deleted, so one failure is reported once and not again by every scenario after it.
  */
 async function putBack(l: Lab): Promise<void> {
-  for (const m of l.machines) await l.hardway(['lab', 'start', m.hostname, '--name', 'e2e-doc']);
+  for (const m of l.machines) await l.hardway(['lab', 'start', m.hostname, '--name', l.name]);
   await l.hardway(['up', '--keep-going', '--ready-timeout', '180']);
   await jumpboxKubectl(l, ['delete', 'pods', '--all', '-n', 'default', '--wait=false']).catch(() => undefined);
 }
@@ -137,7 +138,6 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
   let tmp = '';
   beforeAll(async () => {
     const l = lab();
-    await prepareClusterProject(l);
     const up = await l.hardway(['up', '--keep-going', '--ready-timeout', '180']);
     if (up.code !== 0) throw new Error(`hardway up failed (exit ${up.code}):\n${up.stderr}\n${up.stdout}`);
     tmp = mkdtempSync(join(tmpdir(), 'hardway-e2e-doc-'));
@@ -194,7 +194,7 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
         if (s.name === 'mirror-missing') trap = await mirrorTrap(l, node);
         const broke = Date.now();
         const out = await hardway(l, ['lab', 'break', s.name, '--node', node, '--yes']);
-        expect(out).toContain(`${s.name} on ${node} (lab "e2e-doc"):`);
+        expect(out).toContain(`${s.name} on ${node} (lab "${l.name}"):`);
         if (s.name === 'worker-down') {
           await eventually(async () => expect(await nodes(l)).toContain('node-1 Unknown'), 150);
           console.log(`worker-down: node-1 NotReady (Ready=Unknown) ${((Date.now() - broke) / 1000).toFixed(1)} s after its machine stopped (the controller manager's grace period)`);
@@ -208,7 +208,7 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
         const sick = await doctor(l);
         expect(sick.code).toBe(1);
         expect(sick.ok).toBe(false);
-        const fix = scenarioFix(s, node, 'e2e-doc');
+        const fix = scenarioFix(s, node, l.name);
         expect(sick.findings[0], JSON.stringify(sick.findings, null, 1)).toMatchObject({ machine: node, check: s.doctor.check, fix });
         console.log(`${s.name}: ${sick.findings[0]!.cause}\n  evidence: ${sick.findings[0]!.evidence}\n  fix: ${fix}`);
         if (STUCK.has(s.name)) {
@@ -227,7 +227,7 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
     const l = lab();
     const node = 'node-1';
     await eventually(async () => expect(await nodes(l)).toEqual(READY), 120);
-    await l.run(node, "sed -i 's|^\\( *server:\\).*|\\1 https://10.240.100.250:6443|' /var/lib/kubelet/kubeconfig && grep -q 10.240.100.250 /var/lib/kubelet/kubeconfig && systemctl restart kubelet");
+    await l.run(node, `sed -i 's|^\\( *server:\\).*|\\1 https://${SHARED_LAB.unused}:6443|' /var/lib/kubelet/kubeconfig && grep -q ${SHARED_LAB.unused} /var/lib/kubelet/kubeconfig && systemctl restart kubelet`);
     await eventually(async () => expect(await nodes(l)).toContain('node-1 Unknown'), 150);
     const sick = await doctor(l);
     expect(sick.code).toBe(1);

@@ -33,7 +33,7 @@
  */
 import { unwrapErrors } from '../../helpers/unwrap.ts';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -57,6 +57,8 @@ export interface LabOptions {
   workers?: number;
   /** `lab up --registry`: the registry machine too (not in machines.txt). */
   registry?: boolean;
+  /** The lab's project directory (made anew); a fresh temp directory when not given. */
+  dir?: string;
 }
 
 /** One machine of the lab, as in its machines.txt. */
@@ -107,7 +109,11 @@ export async function downLab(name: string): Promise<void> {
 /** Brings a lab up through the CLI (after taking down any leftover of the same name). */
 export async function startLab(o: LabOptions): Promise<Lab> {
   await downLab(o.name);
-  const dir = mkdtempSync(join(tmpdir(), `hardway-${o.name}-`));
+  if (o.dir) {
+    rmSync(o.dir, { recursive: true, force: true });
+    mkdirSync(o.dir, { recursive: true });
+  }
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), `hardway-${o.name}-`));
   const args = ['lab', 'up', '--name', o.name, '--subnet', o.subnet, '--servers', String(o.servers ?? 1),
     '--workers', String(o.workers ?? 2), '--dir', dir, ...(o.registry ? ['--registry'] : [])];
   const up = await hardway(args);
@@ -116,17 +122,27 @@ export async function startLab(o: LabOptions): Promise<Lab> {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`hardway ${args.join(' ')} failed (exit ${up.code}):\n${up.stderr}\n${up.stdout}`);
   }
-  const machines = readFileSync(join(dir, 'machines.txt'), 'utf8').split('\n')
+  return labAt(o.name, dir);
+}
+
+/** The machines of a project's machines.txt (servers first, as the lab writes them). */
+export function readMachines(file: string): LabMachineInfo[] {
+  return readFileSync(file, 'utf8').split('\n')
     .filter((l) => l.trim() && !l.startsWith('#'))
     .map((l) => {
       const [ip, fqdn, hostname, podSubnet] = l.trim().split(/\s+/) as [string, string, string, string?];
       return { ip, fqdn, hostname, role: podSubnet ? 'worker' : 'control-plane', ...(podSubnet ? { podSubnet } : {}) } as LabMachineInfo;
     });
+}
+
+/** A Lab for the running lab NAME whose project is DIR (machines as its machines.txt lists them now). */
+export function labAt(name: string, dir: string): Lab {
+  const machines = readMachines(join(dir, 'machines.txt'));
   const sshConfig = join(dir, 'ssh_config');
   const ssh = (machine: string, command: string) =>
     exec('ssh', ['-F', sshConfig, '-o', 'BatchMode=yes', machine, command]);
   return {
-    name: o.name,
+    name,
     dir,
     machines,
     sshConfig,
@@ -140,7 +156,7 @@ export async function startLab(o: LabOptions): Promise<Lab> {
     },
     hardway: (a, opts) => hardway(a, { cwd: dir, env: opts?.env }),
     async down() {
-      await downLab(o.name);
+      await downLab(name);
       rmSync(dir, { recursive: true, force: true });
     },
   };
