@@ -20,8 +20,12 @@ declare module 'vitest' {
 /** Which of the one-time builds are not in the user cache yet (each takes minutes on a fresh machine). */
 export function coldCaches(env: NodeJS.ProcessEnv = process.env): string[] {
   const root = join(env.XDG_CACHE_HOME?.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache'), 'hardway');
-  const has = (prefix: string) => existsSync(root) && readdirSync(root).some((f) => f.startsWith(prefix) && readdirSync(join(root, f)).length > 0);
-  return [['rootfs', 'rootfs-'], ['kubernetes', 'kubernetes-build'], ['coredns', 'coredns-build']].filter(([, p]) => !has(p!)).map(([n]) => n!);
+  const entries = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
+  // The lab's root is renamed into place whole; a finished build is a directory holding build.json.
+  const rootfs = entries(root).some((f) => f.startsWith('rootfs-'));
+  const built = (dir: string) => entries(join(root, dir)).some((f) => !f.startsWith('.') && existsSync(join(root, dir, f, 'build.json')));
+  return [['rootfs', rootfs], ['kubernetes', built('kubernetes-build')], ['coredns', built('coredns-build')]]
+    .filter(([, warm]) => !warm).map(([name]) => name as string);
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
