@@ -5,11 +5,12 @@
 // taken over at once.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cachedBuild, withBuildLock, type BuiltFiles } from '../../src/download/build-cache.ts';
+import { InputError } from '../../src/errors.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const HOLDER = join(REPO, 'test/fixtures/build-lock-holder.ts');
@@ -120,6 +121,15 @@ describe('cached build', () => {
     await cachedBuild(spec(root, 'k1', [], makeThing('k1', calls)));
     expect(calls).toHaveLength(2);
     expect(JSON.parse(readFileSync(recordFile, 'utf8')).files.thing.sha256).toBe(createHash('sha256').update('built k1').digest('hex'));
+  });
+
+  it('a directory at the build lock\'s place is refused naming that lock file, not the project\'s .hardway.lock (issue 34, item 8)', async () => {
+    const root = mkdtempSync(join(work, 'cache-'));
+    mkdirSync(join(root, 'thing-amd64.lock'));
+    const thrown = await cachedBuild(spec(root, 'k1', [], makeThing('k1', []))).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(InputError);
+    expect((thrown as Error).message).toBe(`${join(root, 'thing-amd64.lock')} is a directory, not a lock hardway made (it makes thing-amd64.lock as a file of its own)`);
+    expect((thrown as InputError).hint).toContain(`rm ${join(root, 'thing-amd64.lock')}`);
   });
 
   it('a failed build leaves nothing: no build directory, no work directory, no lock', async () => {
