@@ -10,6 +10,7 @@ import { withFileLock, type LockDeps } from '../engine/lock.ts';
 import { PreconditionError } from '../errors.ts';
 import { tryLocal } from '../transport/local.ts';
 import { hashFile } from './cache.ts';
+import { ensureCacheDir } from './cache-dir.ts';
 
 /** The part of every build record this module checks: each built file's SHA-256 and size. */
 export interface BuiltFiles {
@@ -81,7 +82,7 @@ export async function cachedBuild<R extends BuiltFiles>(b: CachedBuild<R>): Prom
   const cached = await fromCache();
   if (cached) return cached;
   await b.prepare?.();
-  await mkdir(dirname(b.final), { recursive: true });
+  await ensureCacheDir(dirname(b.final));
   return withBuildLock(`${b.final}.lock`, b.what, b.log, async () => {
     const built = await fromCache();
     if (built) return built;
