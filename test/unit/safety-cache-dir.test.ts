@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { aptFor } from '../../src/download/apt.ts';
 import { cachedBuild } from '../../src/download/build-cache.ts';
 import { FailureError, InputError } from '../../src/errors.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -97,5 +98,16 @@ describe('a link to nothing further up (issue 34, item 8)', () => {
     symlinkSync(join(cache, 'moved-away'), join(cache, 'hardway'));
     const run = await download(cache);
     failedCleanly(run, 2, `${join(cache, 'hardway')} is a symbolic link to ${join(cache, 'moved-away')}, which does not exist: hardway keeps its cache there`);
+  });
+});
+
+describe('the private apt lists of a foreign architecture (issue 34, item 8)', () => {
+  it('under a cache root that is a link to nothing: an InputError naming it, before apt-get runs', async () => {
+    const root = mkdtempSync(join(work, 'root-'));
+    symlinkSync(join(root, 'gone'), join(root, 'apt-lists'));
+    // An architecture dpkg does not know here, so its lists are hardway's own.
+    const thrown = await aptFor('s390x', join(root, 'apt-lists')).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(InputError);
+    expect((thrown as Error).message).toBe(`${join(root, 'apt-lists')} is a symbolic link to ${join(root, 'gone')}, which does not exist: hardway keeps its cache there`);
   });
 });
