@@ -2,6 +2,7 @@
 // KTHW values. Unknown keys and bad values are input errors naming the file and line.
 import { LineCounter, parseDocument, isMap, isScalar, visit, type Node, type Pair } from 'yaml';
 import { InputError, quote } from './errors.ts';
+import { imageRefProblem } from './image-ref.ts';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { checkIdentityFile } from './identity-file.ts';
@@ -148,17 +149,12 @@ const bool: Check = (v, say) => {
   if (typeof v !== 'boolean') say(`expected true or false, got ${JSON.stringify(v)}`);
   return v;
 };
-// An image reference as containerd parses it: [registry[:port]/]path[:tag][@algorithm:digest].
-const IMAGE_PART = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const REGISTRY_PART = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const IMAGE_REF = new RegExp(
-  `^(?:${REGISTRY_PART}(?:\\.${REGISTRY_PART})*(?::[0-9]{1,5})?/)?${IMAGE_PART}(?:/${IMAGE_PART})*` +
-    '(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,})?$',
-);
+// An image reference as containerd parses it (src/image-ref.ts); echoed cut after 60 characters.
 const imageRef: Check = (v, say) => {
-  if (typeof v !== 'string' || v.length > 255 || !IMAGE_REF.test(v))
-    say(`expected an image reference like registry.k8s.io/pause:3.6, got ${JSON.stringify(v)}`,
-      'lower-case repository path, optional registry[:port]/ in front, :tag and/or @sha256:digest after');
+  const problem = typeof v === 'string' ? imageRefProblem(v) : 'not a string';
+  if (problem !== undefined)
+    say(`expected an image reference like registry.k8s.io/pause:3.6, got ${quote(v)}: ${problem}`,
+      'lower-case repository path, optional registry[:port]/ in front (a port from 1 to 65535), :tag and/or @sha256:digest after');
   return v;
 };
 const ipv4: Check = (v, say) => {

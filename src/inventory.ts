@@ -5,7 +5,7 @@ import { InputError, quote } from './errors.ts';
 import { closest, didYouMean } from './ui/suggest.ts';
 import { displayPath, readInputFile } from './input-file.ts';
 import { defaultClusterDnsIp, loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
-import { apiServiceNames, sharedApiName } from './api-names.ts';
+import { apiServiceNames, clusterDomainClash, sharedApiName } from './api-names.ts';
 import { contains, nthAddress, overlaps, parseCidr, parseIPv4, within, type Network } from './net/ipv4.ts';
 
 /** A machine's role: a line without a pod subnet is a control-plane machine, with one a worker. */
@@ -153,6 +153,13 @@ export function parseInventory(
       if (taken) {
         fail(line, `${quote(taken)} is a name of the kubernetes Service, which means the API server, and this line is a worker`,
           `pin-hosts would make it mean the worker ${ip} on every machine: give the worker its own name, e.g. node-0.kubernetes.local node-0`);
+      }
+    }
+    for (const name of [hostname, fqdn]) {
+      const clash = clusterDomainClash(name, settings.clusterDomain);
+      if (clash !== undefined) {
+        fail(line, `${quote(name)} ${clash}`,
+          `its certificates would carry that name and pin-hosts would make it mean ${ip} on every machine; give this machine a name outside ${settings.clusterDomain}, e.g. node-0.kubernetes.local node-0`);
       }
     }
     if (labels[0] !== hostname) {

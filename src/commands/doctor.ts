@@ -2,6 +2,7 @@
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, projectArgs, SSH_OPTIONS, type CommandModule } from '../cli/command.ts';
 import { hostConnector, ONE_ATTEMPT } from '../transport/index.ts';
 import { runDoctor } from '../doctor/run.ts';
+import { checkBundlePlace } from '../doctor/bundle.ts';
 import { InputError, quote } from '../errors.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
 import { shownTransport, sshOptions } from './ssh-options.ts';
@@ -40,8 +41,9 @@ export const doctorCommand: CommandModule = {
     },
     bundle: {
       type: 'string', arg: 'FILE',
-      description: 'also write a support bundle (FILE.tar.gz) to attach to a bug report: this report, nodes, pods, events, and per machine services, journals, checksums of installed files, routes, configs; no secret',
+      description: 'also write a support bundle (FILE.tar.gz, not inside pki/) to attach to a bug report: this report, nodes, pods, events, and per machine services, journals, checksums of installed files, routes, configs; no secret',
     },
+    force: { type: 'boolean', description: 'with --bundle: replace a file already at FILE (without it, an existing file is refused)' },
     ...SSH_OPTIONS,
   },
   examples: [
@@ -59,7 +61,9 @@ export const doctorCommand: CommandModule = {
     }
     checkIdentityFiles(ctx.values.identity as string[] | undefined, ctx.cwd);
     const bundle = ctx.values.bundle as string | undefined;
-    if (bundle !== undefined) checkBundleFile(bundle, ctx.cwd);
+    const force = ctx.values.force === true;
+    if (force && bundle === undefined) throw new InputError('--force replaces the file of --bundle FILE, and there is none', 'pass --bundle FILE.tar.gz too, or leave --force out');
+    if (bundle !== undefined) checkBundleFile(bundle, ctx.cwd, dirname(machinesFile(ctx)), force);
     const { code } = await runDoctor({
       machinesFile: machinesFile(ctx),
       projectArgs: projectArgs(ctx),
@@ -70,7 +74,7 @@ export const doctorCommand: CommandModule = {
       stdout: ctx.stdout,
       labPaths: defaultLabPaths(ctx.env),
       clusterApi: (inv) => ClusterApi.forRun(inv),
-      ...(bundle !== undefined ? { bundle: { file: resolve(ctx.cwd, bundle), stderr: ctx.stderr, cwd: ctx.cwd } } : {}),
+      ...(bundle !== undefined ? { bundle: { file: resolve(ctx.cwd, bundle), stderr: ctx.stderr, cwd: ctx.cwd, force } } : {}),
       // One attempt, briefly: a machine that does not answer is a finding, not something to wait for.
       connect: (inv) => {
         const connect = hostConnector(inv, { ...sshOptions(ctx, inv), ...ONE_ATTEMPT });
@@ -81,9 +85,13 @@ export const doctorCommand: CommandModule = {
   },
 };
 
-/** --bundle FILE: a file name ending in .tar.gz, in a directory that exists (checked before any machine is asked). */
-function checkBundleFile(file: string, cwd: string): void {
+/**
+ * --bundle FILE: a file name ending in .tar.gz, in a directory that exists, not inside pki/, and no
+ * file already there unless --force (checked before any machine is asked).
+ */
+function checkBundleFile(file: string, cwd: string, projectDir: string, force: boolean): void {
   if (!file.endsWith('.tar.gz') || file.endsWith('/')) throw new InputError(`--bundle ${quote(file)} is not a .tar.gz file name`, 'e.g. --bundle doctor-bundle.tar.gz');
   const dir = dirname(resolve(cwd, file));
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError(`--bundle ${quote(file)}: directory ${quote(dir)} does not exist`, 'make it first, or name a file in an existing directory');
+  checkBundlePlace({ file: resolve(cwd, file), projectDir, cwd, force });
 }

@@ -3,17 +3,20 @@
 // every machine what bundle-machine.ts reads. Read-only on the machines; the only write is FILE.
 // No secret goes in: nothing of pki/ but checksums, no kubeconfig, no key; and every text passes
 // through the run's Redactor, given every secret pki/ holds (keys, kubeconfigs, the encryption key).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Inventory, Machine } from '../inventory.ts';
 import { writeTar, type TarEntry } from '../images/tar.ts';
-import { writeAtomic } from '../output-file.ts';
+import { InputError, quote } from '../errors.ts';
+import { kindOf } from '../input-file.ts';
+import { lstatOrNothing, writeAtomic } from '../output-file.ts';
 import { sh } from '../shell.ts';
 import { runCommand } from '../transport/local.ts';
 import type { Connect } from '../transport/index.ts';
 import { Semaphore } from '../transport/semaphore.ts';
-import { Redactor } from '../ui/redact.ts';
+import type { Redactor } from '../ui/redact.ts';
+import { pkiRedactor } from './pki-redactor.ts';
 import { kubectlBase, kubectlPath } from './api.ts';
 import { machineBundle, type BundleText } from './bundle-machine.ts';
 
@@ -32,29 +35,10 @@ export interface BundleRequest {
   doctorJson: string;
   connect: Connect;
   env: NodeJS.ProcessEnv;
-}
-
-/** A Redactor that knows every secret of pki/: each file that is not a certificate (keys, kubeconfigs, the encryption config, tokens). */
-export function pkiRedactor(projectDir: string): Redactor {
-  const redactor = new Redactor();
-  for (const file of filesUnder(join(projectDir, 'pki'))) {
-    if (!file.endsWith('.crt')) redactor.add(readFileSync(file));
-  }
-  return redactor;
-}
-
-function filesUnder(dir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names.flatMap((n) => {
-    const path = join(dir, n);
-    const st = statSync(path, { throwIfNoEntry: false });
-    return st?.isDirectory() ? filesUnder(path) : st?.isFile() ? [path] : [];
-  });
+  /** --force: replace a file already at `file`. */
+  force?: boolean;
+  /** Where paths in messages are shown from (default: the process's working directory). */
+  cwd?: string;
 }
 
 /** The cluster's nodes, pods and recent events as kubectl prints them (`-o wide`: no object's spec, so no env value), from the jumpbox. */
@@ -120,7 +104,9 @@ export async function writeBundle(req: BundleRequest): Promise<number> {
     { path: 'doctor.json', text: req.doctorJson },
     ...cluster!, ...machines.flat(), ...projectFiles(req.inventory),
   ];
-  const redactor = pkiRedactor(req.inventory.dir);
+  const redactor = await pkiRedactor(req.inventory.dir);
+  // What is at FILE may have changed while the machines were asked.
+  checkBundlePlace({ file: req.file, projectDir: req.inventory.dir, cwd: req.cwd ?? process.cwd(), force: req.force === true });
   writeAtomic(req.file, gzipSync(writeTar(bundleEntries(texts, redactor))), 0o600);
   return texts.length;
 }
@@ -136,6 +122,48 @@ export function bundleEntries(texts: readonly BundleText[], redactor: Redactor):
     ...[...dirs].sort().map((path): TarEntry => ({ type: 'dir', path, mode: 0o755 })),
     ...texts.map((t): TarEntry => ({ type: 'file', path: `${BUNDLE_ROOT}/${t.path}`, mode: 0o644, data: Buffer.from(redactor.redact(t.text)) })),
   ];
+}
+
+/** Where the bundle goes and how it may be written: `cwd` is where paths are shown from; `force` replaces a file already there. */
+export interface BundlePlace {
+  file: string;
+  projectDir: string;
+  cwd: string;
+  force: boolean;
+}
+
+/**
+ * Refuses a bundle path hardway must not write: inside pki/ (the bundle is made to be shared, and
+ * pki/ holds the cluster's keys), where something other than a file is, or over an existing file
+ * without --force (an unrelated file of that name would be lost). Checked before any machine is
+ * asked, and again just before the bundle is written.
+ */
+export function checkBundlePlace(place: BundlePlace): void {
+  const { file, projectDir, cwd, force } = place;
+  const shown = shownPath(file, cwd);
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const dir = real(dirname(file));
+  const pki = real(join(projectDir, 'pki'));
+  if (dir === pki || dir.startsWith(`${pki}${sep}`)) {
+    throw new InputError(`--bundle ${quote(shown)} is inside pki/ (${shownPath(pki, cwd)}), which holds the cluster's keys; the bundle is made to be shared`,
+      'write it outside pki/, e.g. --bundle doctor-bundle.tar.gz in the project directory');
+  }
+  const st = lstatOrNothing(file);
+  if (st === undefined) return;
+  if (!st.isFile()) {
+    const what = st.isSymbolicLink() ? `a symbolic link (to ${readlinkSync(file)})` : kindOf(st);
+    throw new InputError(`--bundle ${quote(shown)}: ${shown} is ${what}, not a file; nothing was written`, 'name another file, or move that one out of the way');
+  }
+  if (!force) {
+    throw new InputError(`--bundle ${quote(shown)}: a file is already there; hardway does not replace it unless told to`,
+      'pass --force to replace it, or name another file');
+  }
 }
 
 /** The bundle's path as the user gave it, relative to where hardway runs when inside it. */

@@ -2,6 +2,8 @@
 // every step of up planning read-only over the same facts), judge, print. Read-only by construction:
 // no lock, no run log, no write on any machine.
 import type { Writable } from 'node:stream';
+import { errorJson, formatError, isExpectedError } from '../errors.ts';
+import { pathError } from '../input-file.ts';
 import type { LabPaths } from '../lab/names.ts';
 import { loadInventory, selectMachines } from '../inventory.ts';
 import { Semaphore } from '../transport/semaphore.ts';
@@ -34,8 +36,8 @@ export interface DoctorRun {
   connect: (inv: ReturnType<typeof loadInventory>) => Connect;
   /** The direct route to the API server (default none: kubectl from the jumpbox, as a test's fake cluster has no API server to dial). */
   clusterApi?: (inv: ReturnType<typeof loadInventory>) => ClusterApi | undefined;
-  /** --bundle: also write a support bundle there, and say so on `stderr`. */
-  bundle?: { file: string; stderr: Writable; cwd: string };
+  /** --bundle: also write a support bundle there (`force`: over a file already there), and say so on `stderr`. */
+  bundle?: { file: string; stderr: Writable; cwd: string; force?: boolean };
 }
 
 /** Machines asked at once. */
@@ -90,10 +92,26 @@ async function diagnoseAndReport(run: DoctorRun, r: RunParts): Promise<{ code: n
   const findings = diagnose(ctx, evidence, await api).filter((f) => chosen.has(f.machine) || f.check === 'api');
   const seconds = (Date.now() - started) / 1000;
   const text = doctorText(findings, { machines: selected.length, api: await api, testImages: ctx.testImages, seconds });
-  run.stdout.write((run.json ? doctorJson(findings) : text) + '\n');
-  if (run.bundle) {
-    const files = await writeBundle({ file: run.bundle.file, inventory, machines: selected, doctorText: `${text}\n`, doctorJson: `${doctorJson(findings)}\n`, connect, env: run.env });
-    run.bundle.stderr.write(`support bundle: ${shownPath(run.bundle.file, run.bundle.cwd)} (${files} files; no key, token or kubeconfig of pki/ in it)\n`);
+  const code = findings.length ? 1 : 0;
+  if (!run.bundle) {
+    run.stdout.write((run.json ? doctorJson(findings) : text) + '\n');
+    return { code, findings };
   }
-  return { code: findings.length ? 1 : 0, findings };
+  // The text report first (the bundle takes a moment more); --json prints its one object only once
+  // the bundle is written or has failed, naming it either way (its absolute path), so stdout never holds two.
+  if (!run.json) run.stdout.write(text + '\n');
+  const bundle = shownPath(run.bundle.file, run.bundle.cwd);
+  let files: number;
+  try {
+    files = await writeBundle({ file: run.bundle.file, inventory, machines: selected, doctorText: `${text}\n`, doctorJson: `${doctorJson(findings)}\n`, connect, env: run.env, force: run.bundle.force, cwd: run.bundle.cwd });
+  } catch (e) {
+    const known = isExpectedError(e) ? e : pathError(e, bundle);
+    if (!run.json || known === undefined) throw known ?? e;
+    run.stdout.write(JSON.stringify({ ok: false, findings, bundle: run.bundle.file, error: errorJson(known) }) + '\n');
+    run.bundle.stderr.write(formatError(known) + '\n');
+    return { code: known.exitCode, findings };
+  }
+  if (run.json) run.stdout.write(JSON.stringify({ ok: code === 0, findings, bundle: run.bundle.file }) + '\n');
+  run.bundle.stderr.write(`support bundle: ${bundle} (${files} files; no key, token or kubeconfig of pki/ in it)\n`);
+  return { code, findings };
 }

@@ -4,6 +4,7 @@
 // own apt configuration is never changed.
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
+import { ensureCacheDir } from './cache-dir.ts';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
 import { runLocal, tryLocal } from '../transport/local.ts';
@@ -34,7 +35,7 @@ export async function aptFor(arch: string, listsRoot: string): Promise<AptContex
   const lists = join(listsRoot, arch);
   const options = ['-o', `Dir::State::Lists=${lists}`, '-o', `APT::Architectures::=${native}`, '-o', `APT::Architectures::=${arch}`];
   if (await stale(lists)) {
-    await mkdir(join(lists, 'partial'), { recursive: true });
+    await ensureCacheDir(join(lists, 'partial'));
     await runLocal('apt-get', ['-q', ...options, 'update']);
   }
   return { arch, options };

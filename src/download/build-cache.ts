@@ -9,6 +9,8 @@ import { dirname, join } from 'node:path';
 import { withFileLock, type LockDeps } from '../engine/lock.ts';
 import { PreconditionError } from '../errors.ts';
 import { tryLocal } from '../transport/local.ts';
+import { hashFile } from './cache.ts';
+import { ensureCacheDir } from './cache-dir.ts';
 
 /** The part of every build record this module checks: each built file's SHA-256 and size. */
 export interface BuiltFiles {
@@ -21,13 +23,23 @@ export const GO_BUILD_CACHE = 'go-build-cache';
 /** The name of the record in a build directory. */
 export const BUILD_RECORD = 'build.json';
 
-/** The record of a finished build in `dir`, or undefined when there is none or a file changed size since. */
+/**
+ * The record of a finished build in `dir`, or undefined when there is none, it names no file, or a
+ * file's bytes are not those recorded (size first, then SHA-256: a same-size replacement is caught).
+ */
 async function readBuildRecord<T extends BuiltFiles>(dir: string): Promise<T | undefined> {
   try {
     const record = JSON.parse(readFileSync(join(dir, BUILD_RECORD), 'utf8')) as T;
-    // A file changed or removed since (by hand, or disk trouble) means the build is not trusted.
-    for (const [name, f] of Object.entries(record.files)) {
-      if ((await stat(join(dir, name))).size !== f.size) return undefined;
+    const files = Object.entries(record.files);
+    if (files.length === 0) return undefined;
+    // A file changed or removed since (by hand, or disk trouble) means the build is not trusted:
+    // its content is compared, not only its size, as the download cache compares its files.
+    for (const [name, f] of files) {
+      const st = await stat(join(dir, name));
+      if (!st.isFile() || st.size !== f.size) return undefined;
+    }
+    for (const [name, f] of files) {
+      if ((await hashFile(join(dir, name), 'sha256')) !== f.sha256) return undefined;
     }
     return record;
   } catch {
@@ -70,7 +82,7 @@ export async function cachedBuild<R extends BuiltFiles>(b: CachedBuild<R>): Prom
   const cached = await fromCache();
   if (cached) return cached;
   await b.prepare?.();
-  await mkdir(dirname(b.final), { recursive: true });
+  await ensureCacheDir(dirname(b.final));
   return withBuildLock(`${b.final}.lock`, b.what, b.log, async () => {
     const built = await fromCache();
     if (built) return built;

@@ -3,9 +3,10 @@
 // digest was verified, through a temp file and a rename, so a cached file is whole or absent.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { ensureCacheDir } from './cache-dir.ts';
 
 /** The cache directory for downloads, from the environment (XDG_CACHE_HOME, else HOME/.cache). */
 export function cacheDir(env: NodeJS.ProcessEnv): string {
@@ -25,7 +26,7 @@ export function cachePath(dir: string, hex: string): string {
 
 /** A fresh temp path inside the cache (same filesystem, so the final rename is atomic). */
 export async function cacheTempPath(dir: string, hint: string): Promise<string> {
-  await mkdir(dir, { recursive: true });
+  await ensureCacheDir(dir);
   await removeAbandoned(dir, '.partial-');
   return join(dir, `.partial-${hint.replace(/[^A-Za-z0-9._-]/g, '_')}-${randomBytes(4).toString('hex')}`);
 }

@@ -9,7 +9,7 @@
 // judged it dead cannot both remove it, so the second can never remove the first one's new lock.
 import { closeSync, linkSync, lstatSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { hostname } from 'node:os';
 import { FailureError, InputError } from '../errors.ts';
 import { displayPath, namingPath, pathError } from '../input-file.ts';
@@ -156,7 +156,8 @@ function notHardwaysLock(path: string): void {
     return; // gone: released in between
   }
   if (st.isFile()) return;
-  throw new InputError(`${describeEntry(path, st)}, not a lock hardway made (it makes ${LOCK_FILE} as a file of its own)`,
+  // The file named is this lock's own (a project's .hardway.lock, a build's <build>.lock in the cache).
+  throw new InputError(`${describeEntry(path, st)}, not a lock hardway made (it makes ${basename(path)} as a file of its own)`,
     `no hardway run holds it: remove it (rm ${displayPath(path)}), then run hardway again`);
 }
 

@@ -6,14 +6,16 @@
 // nothing of it is cached.
 import { readFileSync } from 'node:fs';
 import { copyFile, rm } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { isMap, LineCounter, parseDocument } from 'yaml';
-import { FailureError, InputError, PreconditionError } from '../errors.ts';
+import { FailureError, InputError, PreconditionError, type Location } from '../errors.ts';
 import { hostMirror } from '../download/apt.ts';
 import { cachePath, cacheTempPath, commitToCache, findVerified, hashFile } from '../download/cache.ts';
 import { fetchVerified } from '../download/fetch.ts';
 import type { Progress } from '../download/progress.ts';
 import { statPath, kindOf } from '../input-file.ts';
+import { localSourcePath } from './source-path.ts';
 import { CADDY_DEB, COREDNS_ARCHIVE, COREDNS_COMMIT, COREDNS_VERSION, type PinnedFile } from './coredns-recipe.ts';
 
 /** A verified input in the cache, and a line saying where it came from. */
@@ -27,6 +29,8 @@ export interface InputOptions {
   projectDir: string;
   /** dns.source of cluster.yaml, as written there; unset: the cache only. */
   source?: string;
+  /** The home directory a `~/` in dns.source stands for (default: this user's). */
+  home?: string;
   /** cluster.yaml's path (read for the line of dns.source in messages) and how the user sees it. */
   clusterFile: string;
   clusterShown: string;
@@ -66,10 +70,10 @@ export async function corednsSourceArchive(opts: InputOptions): Promise<Obtained
     }, opts.cache, opts.progress);
     return { path: r.path, said: `${label}: ${r.fromCache ? 'cached' : `downloaded from ${opts.source}`}, sha256 verified` };
   }
-  const file = isAbsolute(opts.source) ? opts.source : resolve(opts.projectDir, opts.source);
-  const where = { file: opts.clusterShown, ...lineOf(opts.clusterFile, ['dns', 'source']) };
+  const where = sourceLine(opts);
+  const file = localSourcePath(opts.source, opts.projectDir, opts.home ?? homedir(), where);
   const hint = `dns.source is the CoreDNS ${COREDNS_VERSION} source archive, a path relative to the project directory (${opts.projectDir}) or an http(s) URL: ${HOW_TO_GET}`;
-  const st = statPath(file, file, hint);
+  const st = atLine(() => statPath(file, file, hint), where);
   if (st === undefined) throw new InputError(`dns.source: ${file} does not exist`, hint, where);
   if (!st.isFile()) throw new InputError(`dns.source: ${file} is ${kindOf(st)}, not a file`, hint, where);
   const cached = await findVerified(opts.cache, 'sha256', pin.sha256);
@@ -92,7 +96,7 @@ export async function caddyDeb(opts: InputOptions): Promise<Obtained> {
   const cached = await findVerified(opts.cache, 'sha256', pin.sha256);
   if (cached) return { path: cached, said: `${label}: cached, sha256 verified` };
   if (opts.source !== undefined && !isUrl(opts.source)) {
-    const beside = join(dirname(resolve(opts.projectDir, opts.source)), pin.name);
+    const beside = join(dirname(localSourcePath(opts.source, opts.projectDir, opts.home ?? homedir(), sourceLine(opts))), pin.name);
     if (statPath(beside, beside, 'remove it or replace it with the Debian package of that name')?.isFile()) {
       const copy = await cacheLocalFile(beside, pin, opts.cache, true);
       if ('actual' in copy) {
@@ -128,6 +132,21 @@ async function cacheLocalFile(file: string, pin: PinnedFile, cache: string, keep
     return { path: keep ? await commitToCache(cache, temp, pin.sha256) : cachePath(cache, pin.sha256) };
   } finally {
     await rm(temp, { force: true });
+  }
+}
+
+/** Where dns.source is written: cluster.yaml as the user sees it, and the line when it can be read. */
+function sourceLine(opts: InputOptions): Location {
+  return { file: opts.clusterShown, ...lineOf(opts.clusterFile, ['dns', 'source']) };
+}
+
+/** Runs `fn`; an InputError it throws without a place (a link to nothing, say) gets `where`. */
+function atLine<T>(fn: () => T, where: Location): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof InputError && e.where === undefined) throw new InputError(e.message, e.hint, where);
+    throw e;
   }
 }
 

@@ -34,15 +34,24 @@ export class Redactor {
   add(content: string | Buffer): void {
     const text = Buffer.isBuffer(content) ? content.toString('utf8') : content;
     if (text.trim().length >= 8) this.remember(text);
-    for (const line of text.split('\n')) {
-      // Key material and tokens are long runs without spaces; ordinary config lines are not redacted.
-      const t = line.trim();
-      if (t.length >= 16 && !/\s/.test(t)) this.remember(t);
-      // Values of 32+ token characters (base64 key data); shorter ones are names like
-      // kube-controller-manager, which would otherwise vanish from every line that mentions them.
-      const value = /:\s*"?([A-Za-z0-9+/=_-]{32,})"?\s*$/.exec(t)?.[1];
-      if (value && !/^[a-z-]+$/.test(value)) this.remember(value);
-    }
+    for (const line of text.split('\n')) this.addLine(line);
+  }
+
+  /**
+   * Registers what one line of secret content holds (a token-like line, a long value), as `add`
+   * does for each of its lines; for a file read line by line, never whole. Returns how many
+   * characters it registered, so a caller can bound what one file may register.
+   */
+  addLine(line: string): number {
+    let registered = 0;
+    // Key material and tokens are long runs without spaces; ordinary config lines are not redacted.
+    const t = line.trim();
+    if (t.length >= 16 && !/\s/.test(t)) registered += this.remember(t);
+    // Values of 32+ token characters (base64 key data); shorter ones are names like
+    // kube-controller-manager, which would otherwise vanish from every line that mentions them.
+    const value = /:\s*"?([A-Za-z0-9+/=_-]{32,})"?\s*$/.exec(t)?.[1];
+    if (value && !/^[a-z-]+$/.test(value)) registered += this.remember(value);
+    return registered;
   }
 
   /**
@@ -58,14 +67,16 @@ export class Redactor {
     return out;
   }
 
-  private remember(secret: string): void {
+  /** Registers one secret; returns its length, or 0 when it was known already. */
+  private remember(secret: string): number {
     const key = secret.slice(0, PREFIX);
     const list = this.byPrefix.get(key) ?? [];
-    if (list.includes(secret)) return;
+    if (list.includes(secret)) return 0;
     list.push(secret);
     list.sort((a, b) => b.length - a.length);
     this.byPrefix.set(key, list);
     this.prefixHashes[prefixHash(key, 0) & FILTER_MASK] = 1;
+    return secret.length;
   }
 
   /** Replaces each run of text covered by occurrences of registered secrets with one placeholder. */

@@ -4,11 +4,13 @@
 // other, never two at once, the later ones saying whom they wait for; a lock whose holder died is
 // taken over at once.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cachedBuild, withBuildLock, type BuiltFiles } from '../../src/download/build-cache.ts';
+import { InputError } from '../../src/errors.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const HOLDER = join(REPO, 'test/fixtures/build-lock-holder.ts');
@@ -68,7 +70,7 @@ describe('cached build', () => {
   const makeThing = (key: string, calls: string[]) => async (work: string, out: string): Promise<Rec> => {
     calls.push(work);
     writeFileSync(join(out, 'thing'), `built ${key}`);
-    return { key, files: { thing: { sha256: '0'.repeat(64), size: `built ${key}`.length } } };
+    return { key, files: { thing: { sha256: createHash('sha256').update(`built ${key}`).digest('hex'), size: `built ${key}`.length } } };
   };
 
   it('builds once into place with its record, then takes it from the cache; another key builds again; no work or lock left', async () => {
@@ -94,6 +96,40 @@ describe('cached build', () => {
     await cachedBuild(spec(root, 'k1', [], makeThing('k1', calls)));
     expect(calls).toHaveLength(2);
     expect(readFileSync(join(root, 'thing-amd64/thing'), 'utf8')).toBe('built k1');
+  });
+
+  it('a file of the build replaced by other bytes of the same size (issue 34, item 7): not trusted, built again', async () => {
+    const root = mkdtempSync(join(work, 'cache-'));
+    const calls: string[] = [];
+    const said: string[] = [];
+    await cachedBuild(spec(root, 'k1', said, makeThing('k1', calls)));
+    writeFileSync(join(root, 'thing-amd64/thing'), 'evil k1!'); // as long as 'built k1'
+    expect((await cachedBuild(spec(root, 'k1', said, makeThing('k1', calls)))).key).toBe('k1');
+    expect(calls).toHaveLength(2);
+    expect(said).toEqual([]); // never said to be cached
+    expect(readFileSync(join(root, 'thing-amd64/thing'), 'utf8')).toBe('built k1');
+  });
+
+  it('a record whose SHA-256 does not match its file is not trusted, though every size matches', async () => {
+    const root = mkdtempSync(join(work, 'cache-'));
+    const calls: string[] = [];
+    await cachedBuild(spec(root, 'k1', [], makeThing('k1', calls)));
+    const recordFile = join(root, 'thing-amd64/build.json');
+    const record = JSON.parse(readFileSync(recordFile, 'utf8'));
+    record.files.thing.sha256 = '0'.repeat(64);
+    writeFileSync(recordFile, JSON.stringify(record));
+    await cachedBuild(spec(root, 'k1', [], makeThing('k1', calls)));
+    expect(calls).toHaveLength(2);
+    expect(JSON.parse(readFileSync(recordFile, 'utf8')).files.thing.sha256).toBe(createHash('sha256').update('built k1').digest('hex'));
+  });
+
+  it('a directory at the build lock\'s place is refused naming that lock file, not the project\'s .hardway.lock (issue 34, item 8)', async () => {
+    const root = mkdtempSync(join(work, 'cache-'));
+    mkdirSync(join(root, 'thing-amd64.lock'));
+    const thrown = await cachedBuild(spec(root, 'k1', [], makeThing('k1', []))).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(InputError);
+    expect((thrown as Error).message).toBe(`${join(root, 'thing-amd64.lock')} is a directory, not a lock hardway made (it makes thing-amd64.lock as a file of its own)`);
+    expect((thrown as InputError).hint).toContain(`rm ${join(root, 'thing-amd64.lock')}`);
   });
 
   it('a failed build leaves nothing: no build directory, no work directory, no lock', async () => {

@@ -30,6 +30,35 @@ describe('a worker may not take the API server\'s Service names (item 11)', () =
   });
 });
 
+describe('no machine may take a name under svc.<clusterDomain> or the cluster domain itself (issue 34, item 9)', () => {
+  it.each([
+    ['10.240.0.20 kube-dns.kube-system.svc.cluster.local kube-dns 10.200.0.0/24', '"kube-dns.kube-system.svc.cluster.local" is under svc.cluster.local, where the cluster\'s Services have their names (clusterDomain cluster.local)'],
+    ['10.240.0.20 web.default.svc.cluster.local web 10.200.0.0/24', '"web.default.svc.cluster.local" is under svc.cluster.local'],
+    ['10.240.0.20 svc.cluster.local svc 10.200.0.0/24', '"svc.cluster.local" is under svc.cluster.local'],
+    ['10.240.0.11 kube-dns.kube-system.svc.cluster.local kube-dns', '"kube-dns.kube-system.svc.cluster.local" is under svc.cluster.local'],
+    ['10.240.0.20 cluster.local cluster 10.200.0.0/24', '"cluster.local" is the cluster\'s DNS domain (clusterDomain cluster.local)'],
+  ])('%s: exit 2 at its line', async (line, message) => {
+    const p = makeProject({ machines: `${SERVER}\n${line}\n10.240.0.12 server-2.kubernetes.local server-2\n`, cluster: 'evenControlPlanes: true\n' });
+    const run = await hardway(p, 'inventory');
+    failedCleanly(run, 2, `${p.machines}:2: ${message}`);
+    expect(run.stderr).toContain('give this machine a name outside cluster.local');
+  });
+
+  it('follows clusterDomain: under svc.example.internal refused, and the same name under cluster.local then allowed', async () => {
+    const refused = makeProject({ machines: `${SERVER}\n10.240.0.20 metrics.monitoring.svc.example.internal metrics 10.200.0.0/24\n`, cluster: 'clusterDomain: example.internal\n' });
+    failedCleanly(await hardway(refused, 'inventory'), 2, `${refused.machines}:2: "metrics.monitoring.svc.example.internal" is under svc.example.internal`);
+    const domain = makeProject({ machines: `${SERVER}\n10.240.0.20 example.internal example 10.200.0.0/24\n`, cluster: 'clusterDomain: example.internal\n' });
+    failedCleanly(await hardway(domain, 'inventory'), 2, `${domain.machines}:2: "example.internal" is the cluster's DNS domain (clusterDomain example.internal)`);
+    const allowed = makeProject({ machines: `${SERVER}\n10.240.0.20 metrics.monitoring.svc.cluster.local metrics 10.200.0.0/24\n`, cluster: 'clusterDomain: example.internal\n' });
+    expect((await hardway(allowed, 'inventory')).code).toBe(0);
+  });
+
+  it('a name under the domain but not under svc. (node-0.mysvc.cluster.local) is a name like any other', async () => {
+    const p = makeProject({ machines: `${SERVER}\n10.240.0.20 node-0.mysvc.cluster.local node-0 10.200.0.0/24\n` });
+    expect((await hardway(p, 'inventory')).code).toBe(0);
+  });
+});
+
 describe('an even number of control-plane machines (item 12)', () => {
   it('a worker line without its pod subnet: refused at that line, with the hint', async () => {
     const p = makeProject({ machines: `${SERVER}\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24\n10.240.0.21 node-1.kubernetes.local node-1\n` });
