@@ -2,7 +2,7 @@
 // (${XDG_CACHE_HOME:-~/.cache}/hardway/downloads/<hex>). A file only ever enters the cache after its
 // digest was verified, through a temp file and a rename, so a cached file is whole or absent.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, rmSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -71,4 +71,15 @@ export async function commitToCache(dir: string, temp: string, hex: string): Pro
   const p = cachePath(dir, hex);
   await rename(temp, p);
   return p;
+}
+
+/**
+ * Removes `path` if the process exits before the returned function is called: an interrupted run
+ * (Ctrl-C or SIGTERM, which exit through process.exit) leaves no temp file in the cache. Call the
+ * returned function once the file is renamed or removed.
+ */
+export function removedOnExit(path: string): () => void {
+  const remove = () => rmSync(path, { force: true });
+  process.once('exit', remove);
+  return () => process.off('exit', remove);
 }
