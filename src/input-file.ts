@@ -28,15 +28,13 @@ const FAILURES: Record<string, [string, string]> = {
 
 /** The text of a file, or undefined when nothing is at that path; anything but a readable file is an InputError. */
 export function readInputFile(file: string, shown: string, hint: string): string | undefined {
-  const st = statPath(file, shown, hint);
-  if (st === undefined) return undefined;
-  if (!st.isFile()) throw new InputError(`${shown} is ${kindOf(st)}, not a file`, hint);
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw pathError(e, shown, hint) ?? e;
-  }
+  // A regular file of bounded size, as every file the user names: machines.txt of thousands of machines is far below.
+  if (namedFile(shown, file, hint, undefined, INPUT_FILE_MAX_BYTES) === undefined) return undefined;
+  return readNamedFile(shown, file, hint, undefined, INPUT_FILE_MAX_BYTES).toString('utf8');
 }
+
+/** The most hardway reads of machines.txt, cluster.yaml or a file of pki/. */
+const INPUT_FILE_MAX_BYTES = 16 * 1024 * 1024;
 
 /** The most hardway reads of a file the user names (a CA bundle, a key, an ssh config): far more than any real one. */
 export const NAMED_FILE_MAX_BYTES = 1024 * 1024;
@@ -70,13 +68,13 @@ export function namedFile(subject: string, path: string, hint: string, where?: L
  */
 export function readNamedFile(subject: string, path: string, hint: string, where?: Location, maxBytes = NAMED_FILE_MAX_BYTES): Buffer {
   if (namedFile(subject, path, hint, where, maxBytes) === undefined) throw new InputError(`${subject} does not exist`, hint, where);
-  const fd = namingPath(path, () => openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY), hint);
+  const fd = namingPath(subject, () => openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY), hint);
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new InputError(`${subject} is ${kindOf(st)}, not a file`, hint, where);
     const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
     let got = 0;
-    for (let n = 1; n > 0 && got < buf.length; got += n) n = namingPath(path, () => readSync(fd, buf, got, buf.length - got, null), hint);
+    for (let n = 1; n > 0 && got < buf.length; got += n) n = namingPath(subject, () => readSync(fd, buf, got, buf.length - got, null), hint);
     if (got > maxBytes) throw new InputError(`${subject} is more than the ${byteSize(maxBytes)} hardway reads of such a file`, hint, where);
     return buf.subarray(0, got);
   } finally {

@@ -8,7 +8,7 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseClusterSettings } from '../../src/cluster-settings.ts';
+import { loadClusterSettings, parseClusterSettings } from '../../src/cluster-settings.ts';
 import { InputError } from '../../src/errors.ts';
 import { certificatesOnly } from '../../src/registry-settings.ts';
 import { hasCredentials, maskCredentials } from '../../src/net/url.ts';
@@ -120,6 +120,12 @@ describe('every path cluster.yaml names is a regular file of bounded size (item 
     const dir = mkdtempSync(join(tmpdir(), 'hw-fifo-'));
     const pipe = fifo(dir, 'pipe');
     expect(refusal(() => parseClusterSettings(yaml(pipe), join(dir, 'cluster.yaml'), { dir })).said).toBe(`${line}: ${subject.replace('PATH', pipe)} is a named pipe, not a file`);
+  });
+
+  it('cluster.yaml itself: a file of 17 MiB is refused by its size, not read', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hw-big-'));
+    writeFileSync(join(dir, 'cluster.yaml'), `# ${'x'.repeat(17 * 1024 * 1024)}\n`);
+    expect(refusal(() => loadClusterSettings(join(dir, 'cluster.yaml'), 'cluster.yaml')).said).toBe('undefined: cluster.yaml is 17 MiB, more than the 16 MiB hardway reads of such a file');
   });
 
   it('a CA file bigger than any CA bundle is refused by its size, before it is read', () => {
