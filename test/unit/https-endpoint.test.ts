@@ -14,6 +14,7 @@ import { HttpsEndpoint, NoAnswer, WrongAnswer, jsonOf, type Limits } from '../..
 import { ClusterApi } from '../../src/cluster-api/cluster-api.ts';
 import { apiClientTls } from '../../src/cluster-api/credentials.ts';
 import { readDoctorLists } from '../../src/cluster-api/doctor-lists.ts';
+import { gatherApi } from '../../src/doctor/api.ts';
 import { podsLabelledAnswer } from '../../src/cluster-api/answers.ts';
 import type { Inventory } from '../../src/inventory.ts';
 import { project } from './step-plans.helpers.ts';
@@ -170,5 +171,14 @@ describe('the direct HTTPS client', () => {
     } finally {
       api.close();
     }
+  });
+
+  it('doctor: a certificate that fails verification is warned too, then kubectl is asked', async () => {
+    const warned: string[] = [];
+    const tls = { ...apiClientTls(inv), ca: readFileSync(join(inv.dir, 'pki/etcd-ca.crt')) };
+    const api = new ClusterApi(inv, { apiAddress: { host: '127.0.0.1', port }, apiTls: tls, warn: (l) => warned.push(l) });
+    const evidence = await gatherApi(inv, { PATH: '' }, api);
+    expect(evidence.command).toMatch(/^kubectl /);
+    expect(warned).toEqual([expect.stringMatching(new RegExp(`^https://127\\.0\\.0\\.1:${port}: its certificate failed verification`))]);
   });
 });
