@@ -73,13 +73,21 @@ export async function commitToCache(dir: string, temp: string, hex: string): Pro
   return p;
 }
 
+// The exit is the process's, once: one listener removes every temp file still registered then,
+// however many downloads run at once (a listener each would pile up on process).
+const removeAtExit = new Set<string>();
+let exitListener = false;
+
 /**
  * Removes `path` if the process exits before the returned function is called: an interrupted run
  * (Ctrl-C or SIGTERM, which exit through process.exit) leaves no temp file in the cache. Call the
  * returned function once the file is renamed or removed.
  */
 export function removedOnExit(path: string): () => void {
-  const remove = () => rmSync(path, { force: true });
-  process.once('exit', remove);
-  return () => process.off('exit', remove);
+  if (!exitListener) {
+    exitListener = true;
+    process.once('exit', () => removeAtExit.forEach((p) => rmSync(p, { force: true })));
+  }
+  removeAtExit.add(path);
+  return () => removeAtExit.delete(path);
 }

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchVerified } from '../../src/download/fetch.ts';
+import { removedOnExit } from '../../src/download/cache.ts';
 import { NO_PROGRESS } from '../../src/download/progress.ts';
 import { FailureError } from '../../src/errors.ts';
 import { corednsSourceArchive, type InputOptions } from '../../src/images/coredns-inputs.ts';
@@ -115,6 +116,15 @@ describe('the dns.source download is bounded (item 5)', () => {
     expect(await exited).toBe(143);
     expect(entries(cache)).toEqual([]);
   }, 30_000);
+});
+
+describe('temp files removed at exit', () => {
+  it('twenty downloads at once add at most one exit listener to the process (no MaxListenersExceededWarning)', () => {
+    const before = process.listenerCount('exit');
+    const done = Array.from({ length: 20 }, (_, i) => removedOnExit(join(tmpdir(), `hw-never-${i}`)));
+    expect(process.listenerCount('exit') - before).toBeLessThanOrEqual(1);
+    done.forEach((d) => d());
+  });
 });
 
 describe('a full cache disk is the cache\'s, and the local source is hashed as it streams (item 5)', () => {
