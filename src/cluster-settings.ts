@@ -6,7 +6,8 @@ import { imageRefProblem } from './image-ref.ts';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { checkIdentityFile } from './identity-file.ts';
-import { kindOf, readInputFile, statPath } from './input-file.ts';
+import { namedFile, readInputFile, statPath } from './input-file.ts';
+import { CREDENTIALS_HINT, hasCredentials, maskCredentials } from './net/url.ts';
 import { contains, nthAddress, parseCidr, parseIPv4, size, type Network } from './net/ipv4.ts';
 import { MIRROR_KEYS, parseRegistries, type Registries } from './registry-settings.ts';
 
@@ -163,6 +164,7 @@ const ipv4: Check = (v, say) => {
 };
 // A path (relative to the project directory) or an http(s) URL, without characters a shell or a URL would read otherwise.
 const pathOrUrl: Check = (v, say) => {
+  if (typeof v === 'string' && hasCredentials(v)) say(`${maskCredentials(v)} carries a user name or password: refused`, CREDENTIALS_HINT);
   if (typeof v !== 'string' || !(/^https?:\/\/[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$/.test(v) || SAFE_PATH.test(v)))
     say(`expected a file path or an http(s) URL, got ${quote(v)}`, 'e.g. ../downloads/coredns-1.8.3.tar.gz (relative to the project directory)');
   return v;
@@ -342,20 +344,21 @@ function checkSshFiles(ssh: SshSettings, dir: string, lineOf: (key: string) => n
     if (value === undefined) return;
     const path = at(value);
     const hint = `ssh.${key} is ${what}; a relative path is taken from the project directory (${dir})`;
-    const found = statPath(path, path, hint);
-    if (found === undefined) throw new InputError(`ssh.${key}: ${path} does not exist`, hint, where(`ssh.${key}`));
-    if (!found.isFile()) throw new InputError(`ssh.${key}: ${path} is ${kindOf(found)}, not a file`, hint, where(`ssh.${key}`));
+    if (namedFile(`ssh.${key}: ${path}`, path, hint, where(`ssh.${key}`)) === undefined) throw new InputError(`ssh.${key}: ${path} does not exist`, hint, where(`ssh.${key}`));
   };
   mustBeFile('configFile', 'an ssh config file to read hosts from');
   const knownHosts = at(ssh.knownHosts);
   const hint = 'ssh.knownHosts is where the machines\' host keys are pinned; hardway creates the file, not its directory';
-  const found = statPath(knownHosts, knownHosts, hint);
-  if (found !== undefined && !found.isFile()) throw new InputError(`ssh.knownHosts: ${knownHosts} is ${kindOf(found)}, not a file`, hint, where('ssh.knownHosts'));
+  // A known_hosts file grows with the machines: some hundred bytes each.
+  const found = namedFile(`ssh.knownHosts: ${knownHosts}`, knownHosts, hint, where('ssh.knownHosts'), KNOWN_HOSTS_MAX_BYTES);
   if (found === undefined) {
     const parent = statPath(dirname(knownHosts), dirname(knownHosts), hint);
     if (parent === undefined || !parent.isDirectory()) throw new InputError(`ssh.knownHosts: the directory ${dirname(knownHosts)} does not exist`, hint, where('ssh.knownHosts'));
   }
 }
+
+/** The largest ssh.knownHosts file read: room for tens of thousands of machines' keys. */
+const KNOWN_HOSTS_MAX_BYTES = 16 * 1024 * 1024;
 
 /** The default cluster DNS address: the 10th address of the service CIDR (10.32.0.10 in 10.32.0.0/24), as kubeadm picks it. */
 export function defaultClusterDnsIp(serviceCidr: string): string {

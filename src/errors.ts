@@ -1,5 +1,6 @@
 // The few error types hardway raises on purpose. Each carries the facts a user needs to act,
 // and the CLI prints them without a stack trace.
+import { maskCredentials } from './net/url.ts';
 
 /** Where in an input file a problem was found. */
 export interface Location {
@@ -99,6 +100,8 @@ function clip(text: string, max: number): string {
  * long, cut after `max` characters with its length, so a 100 kB field is never echoed whole.
  */
 export function quote(value: unknown, max = 60): string {
+  // A URL's password never reaches a message, whatever value it came in.
+  if (typeof value === 'string') value = maskCredentials(value);
   if (typeof value !== 'string') {
     // Numbers as written (1e400 is Infinity, which JSON would print as null).
     const text = typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));

@@ -1,11 +1,10 @@
 // The one check of an SSH identity file, for -i and for ssh.identityFile in cluster.yaml alike:
 // it exists, is a file, and holds a private key, before any connection. Here rather than in
 // transport/ so that reading cluster.yaml does not load ssh2 unless an identity file is named.
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ParsedKey } from 'ssh2';
 import { InputError, type Location } from './errors.ts';
-import { kindOf, namingPath, statPath } from './input-file.ts';
+import { namedFile, readNamedFile } from './input-file.ts';
 
 type ParseKey = (data: Buffer) => ParsedKey | ParsedKey[] | Error;
 
@@ -24,10 +23,9 @@ function parseKey(data: Buffer): ReturnType<ParseKey> {
 export function checkIdentityFile(path: string, from: string, where?: Location, moreHint = ''): void {
   const hint = `give the private key (e.g. ~/.ssh/id_ed25519, not the .pub beside it) whose public key is in the machines' authorized_keys${moreHint}`;
   const refuse = (what: string) => new InputError(`identity file ${path} (${from}) ${what}`, hint, where);
-  const st = statPath(path, path, hint);
-  if (st === undefined) throw refuse('not found');
-  if (!st.isFile()) throw refuse(`is ${kindOf(st)}, not a file`);
-  const parsed = parseKey(namingPath(path, () => readFileSync(path), hint));
+  // A pipe or /dev/zero is refused before it is opened; a key is a few kilobytes.
+  if (namedFile(`identity file ${path} (${from})`, path, hint, where) === undefined) throw refuse('not found');
+  const parsed = parseKey(readNamedFile(`identity file ${path} (${from})`, path, hint, where));
   if (parsed instanceof Error) {
     if (/encrypt|passphrase/i.test(parsed.message)) return;
     throw refuse(`is not a private key (${parsed.message})`);

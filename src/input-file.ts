@@ -2,9 +2,9 @@
 // is a directory where a file belongs, a link to nothing, or unreadable is an input error naming
 // the path and what is wrong with it, never a stack trace. Also the one translation of a
 // file-system error (no space, read-only, a file in a directory's place) into a message (pathError).
-import { lstatSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, statSync, type Stats } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { FailureError, InputError } from './errors.ts';
+import { FailureError, InputError, type Location } from './errors.ts';
 
 /** What a file-system error code means for the path it names, as a user reads it: the user's to fix (exit 2). */
 const PROBLEMS: Record<string, string> = {
@@ -28,14 +28,65 @@ const FAILURES: Record<string, [string, string]> = {
 
 /** The text of a file, or undefined when nothing is at that path; anything but a readable file is an InputError. */
 export function readInputFile(file: string, shown: string, hint: string): string | undefined {
-  const st = statPath(file, shown, hint);
-  if (st === undefined) return undefined;
-  if (!st.isFile()) throw new InputError(`${shown} is ${kindOf(st)}, not a file`, hint);
+  // A regular file of bounded size, as every file the user names: machines.txt of thousands of machines is far below.
+  if (namedFile(shown, file, hint, undefined, INPUT_FILE_MAX_BYTES) === undefined) return undefined;
+  return readNamedFile(shown, file, hint, undefined, INPUT_FILE_MAX_BYTES).toString('utf8');
+}
+
+/** The most hardway reads of machines.txt, cluster.yaml or a file of pki/. */
+const INPUT_FILE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** The most hardway reads of a file the user names (a CA bundle, a key, an ssh config): far more than any real one. */
+export const NAMED_FILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The one check of a file the user names (cluster.yaml's ssh.*, dns.source and registry CAs, -i):
+ * a regular file of at most `maxBytes`. A named pipe, a device (/dev/zero), a directory or a
+ * socket is refused by its stat, before any open that could block or read without end. Undefined
+ * when nothing is there (the caller says whether that is fine); each refusal is an InputError
+ * "SUBJECT is ..." at `where` (cluster.yaml and its line), `subject` naming the setting and path.
+ */
+export function namedFile(subject: string, path: string, hint: string, where?: Location, maxBytes = NAMED_FILE_MAX_BYTES): Stats | undefined {
+  let st: Stats | undefined;
   try {
-    return readFileSync(file, 'utf8');
+    st = statPath(path, path, hint);
   } catch (e) {
-    throw pathError(e, shown, hint) ?? e;
+    // statPath names the path (a link to nothing): add the line of the setting.
+    if (e instanceof InputError && !e.where && where) throw new InputError(e.message, e.hint, where);
+    throw e;
   }
+  if (st === undefined) return undefined;
+  if (!st.isFile()) throw new InputError(`${subject} is ${kindOf(st)}, not a file`, hint, where);
+  if (st.size > maxBytes) throw new InputError(`${subject} is ${byteSize(st.size)}, more than the ${byteSize(maxBytes)} hardway reads of such a file`, hint, where);
+  return st;
+}
+
+/**
+ * Reads a file that namedFile accepts (nothing there: "SUBJECT does not exist"). It is opened
+ * without blocking and checked again on the descriptor (a pipe put in its place after the check
+ * is refused too), and never more than `maxBytes` are read (a file that grew meanwhile is refused).
+ */
+export function readNamedFile(subject: string, path: string, hint: string, where?: Location, maxBytes = NAMED_FILE_MAX_BYTES): Buffer {
+  if (namedFile(subject, path, hint, where, maxBytes) === undefined) throw new InputError(`${subject} does not exist`, hint, where);
+  const fd = namingPath(subject, () => openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY), hint);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new InputError(`${subject} is ${kindOf(st)}, not a file`, hint, where);
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
+    let got = 0;
+    for (let n = 1; n > 0 && got < buf.length; got += n) n = namingPath(subject, () => readSync(fd, buf, got, buf.length - got, null), hint);
+    if (got > maxBytes) throw new InputError(`${subject} is more than the ${byteSize(maxBytes)} hardway reads of such a file`, hint, where);
+    return buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A size as messages give it: bytes, KiB, MiB or GiB. */
+export function byteSize(n: number): string {
+  if (n < 1024) return `${n} bytes`;
+  const [value, unit] = n < 1024 ** 2 ? [n / 1024, 'KiB'] : n < 1024 ** 3 ? [n / 1024 ** 2, 'MiB'] : [n / 1024 ** 3, 'GiB'];
+  return `${Math.round(value * 10) / 10} ${unit}`;
 }
 
 /** What is at a path (links followed), or undefined when nothing is; a link to nothing is an InputError. */

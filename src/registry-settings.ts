@@ -3,10 +3,11 @@
 // Validated here, with the line of the offending key, before any machine is touched; rendered per
 // worker as containerd's certs.d/<registry>/hosts.toml (src/render/registries.ts).
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { isMap, isScalar, isSeq, type Node, type Pair } from 'yaml';
 import { InputError } from './errors.ts';
+import { readNamedFile } from './input-file.ts';
+import { CREDENTIALS_HINT, hasCredentials, maskCredentials } from './net/url.ts';
 
 /** What containerd may do with a mirror: fetch content (pull) and turn a tag into a digest (resolve). */
 export const MIRROR_CAPABILITIES = ['pull', 'resolve'] as const;
@@ -46,7 +47,8 @@ const MIRROR_URL = new RegExp(`^(https?)://(${HOST}${PORT}?)((?:/[A-Za-z0-9._~-]
 const SAFE_PATH = /^[A-Za-z0-9_@%+=:,./~-]+$/;
 
 const shown = (v: unknown) => {
-  const text = JSON.stringify(v) ?? String(v);
+  // A value is quoted with any URL's password masked: the refusal must not echo what it refuses.
+  const text = maskCredentials(JSON.stringify(v) ?? String(v));
   return text.length <= 80 ? text : `${text.slice(0, 80)}... (${text.length} characters)`;
 };
 
@@ -124,6 +126,9 @@ export function parseRegistries(node: unknown, ctx: RegistriesContext, line?: nu
       };
       const url = fields.get('url');
       if (!url) fail(`${here} has no url`, 'add url: https://mirror.example.com (or http://... with plainHttp: true)', itemLine);
+      if (typeof url!.value === 'string' && hasCredentials(url!.value)) {
+        fail(`${here}.url: ${maskCredentials(url!.value)} carries a user name or password: refused`, CREDENTIALS_HINT, url!.line);
+      }
       const m = typeof url!.value === 'string' ? MIRROR_URL.exec(url!.value) : null;
       if (!m) {
         fail(`${here}.url: expected a URL like https://mirror.example.com:5000, got ${shown(url!.value)}`,
@@ -177,21 +182,50 @@ export function parseRegistries(node: unknown, ctx: RegistriesContext, line?: nu
     }
     const file = value as string;
     const path = isAbsolute(file) ? file : resolve(dir, file);
-    let pem: string;
-    try {
-      pem = readFileSync(path, 'utf8');
-    } catch (e) {
-      return fail(`${key}: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-        `the path is relative to the project directory (${dir})`, at);
-    }
-    try {
-      if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM certificate');
-      new X509Certificate(pem);
-    } catch {
-      fail(`${key}: ${file} is not a PEM certificate`, 'give the CA certificate (-----BEGIN CERTIFICATE-----) that signed the mirror\'s certificate, never a key', at);
-    }
-    return { file, pem };
+    const hint = `give the CA certificate (-----BEGIN CERTIFICATE-----) that signed the mirror's certificate, never a key; the path is relative to the project directory (${dir})`;
+    // A regular file of bounded size: /dev/zero or a named pipe is refused before it is opened.
+    const text = readNamedFile(`${key}: ${file}`, path, hint, at === undefined ? { file: ctx.file } : { file: ctx.file, line: at }).toString('utf8');
+    const certs = certificatesOnly(text);
+    if ('problem' in certs) fail(`${key}: ${file} ${certs.problem}`, hint, at);
+    return { file, pem: (certs as { pem: string }).pem };
   }
+}
+
+/**
+ * The certificates of a CA bundle, each block checked: every PEM block must be a CERTIFICATE that
+ * parses (a private key, a request, anything else is refused with its line in the file), and at
+ * least one must be there. What goes to the machines is these certificates re-encoded, never the
+ * file as it is: text around the blocks (comments, `openssl x509 -text`) stays on the jumpbox.
+ */
+export function certificatesOnly(text: string): { pem: string } | { problem: string } {
+  const lines = text.split(/\r?\n/);
+  const pems: string[] = [];
+  let open: { label: string; line: number; body: string[] } | undefined;
+  for (const [i, raw] of lines.entries()) {
+    const line = raw.trim();
+    const begin = /^-----BEGIN ([A-Z0-9 ]+)-----$/.exec(line);
+    const end = /^-----END ([A-Z0-9 ]+)-----$/.exec(line);
+    if (begin) {
+      if (open) return { problem: `has a -----BEGIN ${begin[1]}----- (its line ${i + 1}) inside the ${open.label} block of its line ${open.line}` };
+      if (begin[1] !== 'CERTIFICATE') return { problem: `holds a ${begin[1]} (its line ${i + 1}), not only certificates: refused, nothing of it goes to the machines` };
+      open = { label: begin[1], line: i + 1, body: [] };
+    } else if (end) {
+      if (!open || end[1] !== open.label) return { problem: `has an -----END ${end[1]}----- (its line ${i + 1}) without its BEGIN line` };
+      try {
+        pems.push(new X509Certificate(`-----BEGIN CERTIFICATE-----\n${open.body.join('\n')}\n-----END CERTIFICATE-----\n`).toString());
+      } catch {
+        return { problem: `has a certificate (its line ${open.line}) that does not parse` };
+      }
+      open = undefined;
+    } else if (open) {
+      open.body.push(line);
+    } else if (/-----(BEGIN|END) /.test(line)) {
+      return { problem: `has a PEM line that is not one (its line ${i + 1})` };
+    }
+  }
+  if (open) return { problem: `has a ${open.label} block (its line ${open.line}) without its END line` };
+  if (pems.length === 0) return { problem: 'is not a PEM certificate' };
+  return { pem: pems.map((p) => (p.endsWith('\n') ? p : `${p}\n`)).join('') };
 }
 
 /** The keys of one mirror of a registry in cluster.yaml. */

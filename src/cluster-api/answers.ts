@@ -4,7 +4,7 @@
 // caller then asks the probe the old way.
 import type { ProbeAnswer } from '../probes/probe.ts';
 import { NODE_LIST_FROM } from '../probes/kubectl.ts';
-import { NoAnswer, statusMessage, type HttpAnswer, type HttpsEndpoint } from './https-endpoint.ts';
+import { jsonOf, NoAnswer, statusMessage, type HttpAnswer, type HttpsEndpoint } from './https-endpoint.ts';
 import { collectionPath, kindOf, objectRef, withKind } from './resources.ts';
 
 type Json = Record<string, unknown>;
@@ -33,11 +33,11 @@ export async function clusterObjectsAnswer(api: HttpsEndpoint, resources: readon
   for (const a of answers) {
     if (a.status === 404) continue;
     if (a.status !== 200) return failed(a);
-    items.push(JSON.parse(a.body));
+    items.push(jsonOf(a));
   }
   if (nodeList) {
     if (nodeList.status !== 200) return failed(nodeList);
-    items.push(...withKind(kindOf('nodes'), ((JSON.parse(nodeList.body) as Json).items as Json[] | undefined) ?? []));
+    items.push(...withKind(kindOf('nodes'), (jsonOf<Json>(nodeList).items as Json[] | undefined) ?? []));
   }
   if (items.length === 0) return { code: 0, stdout: '' };
   return { code: 0, stdout: printed(items.length === 1 ? items[0] : { apiVersion: 'v1', kind: 'List', items, metadata: { resourceVersion: '' } }) };
@@ -55,7 +55,7 @@ export async function podsLabelledAnswer(api: HttpsEndpoint, namespace: string, 
   const pods = kindOf('pods');
   const a = await api.get(`${collectionPath(pods, namespace)}?labelSelector=${encodeURIComponent(label)}`);
   if (a.status !== 200) return failed(a);
-  const items = ((JSON.parse(a.body) as Json).items as Json[] | undefined) ?? [];
+  const items = (jsonOf<Json>(a).items as Json[] | undefined) ?? [];
   return { code: 0, stdout: printed({ apiVersion: 'v1', kind: 'List', items: withKind(pods, items), metadata: { resourceVersion: '' } }) };
 }
 
@@ -120,7 +120,7 @@ export async function rolloutDoneAnswer(api: HttpsEndpoint, timeoutS: number, de
   const once = async () => {
     const a = await api.get(path);
     if (a.status !== 200) return { done: false, said: `Error from server: ${statusMessage(a)}` };
-    return rolloutState(deployment, JSON.parse(a.body) as RolloutState);
+    return rolloutState(deployment, jsonOf<RolloutState>(a));
   };
   const answer = await until(timeoutS, pace, once, await once());
   return answer.code === 0 ? answer : { code: 1, stdout: `${answer.stdout}error: timed out waiting for the condition\n` };
@@ -136,7 +136,7 @@ export async function etcdHealthAnswer(members: readonly HttpsEndpoint[]): Promi
     const started = Date.now();
     try {
       const a = await m.get('/health');
-      const health = a.status === 200 ? (JSON.parse(a.body) as { health?: string; reason?: string }) : undefined;
+      const health = a.status === 200 ? jsonOf<{ health?: string; reason?: string }>(a) : undefined;
       if (health?.health === 'true') return { ok: true, line: `${m.url} is healthy: successfully committed proposal: took = ${Date.now() - started}ms` };
       return { ok: false, line: `${m.url} is unhealthy: failed to commit proposal: ${health?.reason || statusMessage(a)}` };
     } catch (e) {

@@ -5,7 +5,10 @@
 // machines are out of the jumpbox's reach by design: no direct endpoint at all.
 import type { Inventory } from '../inventory.ts';
 import { apiClientTls, etcdClientTls, hasApiCredentials, hasEtcdCredentials } from './credentials.ts';
-import { HttpsEndpoint, NoAnswer, type TlsClient } from './https-endpoint.ts';
+import { HttpsEndpoint, NoAnswer, type Limits, type TlsClient } from './https-endpoint.ts';
+
+/** What hardway does instead of a direct request, for the messages. */
+const OLD_ROUTE = 'asking through kubectl/etcdctl on the control-plane machine over SSH';
 
 /** etcd's client port on every control plane. */
 export const ETCD_CLIENT_PORT = 2379;
@@ -14,6 +17,8 @@ export const ETCD_CLIENT_PORT = 2379;
 export interface ClusterApiOptions {
   /** Called once for each endpoint given up (shown with -v, always in the run log). */
   say?: (line: string) => void;
+  /** Called once for each endpoint whose certificate failed verification (a warning: something answers there that pki/ does not trust). */
+  warn?: (line: string) => void;
   /** TLS material instead of pki/'s (tests). */
   apiTls?: TlsClient;
   etcdTls?: TlsClient;
@@ -21,7 +26,7 @@ export interface ClusterApiOptions {
   apiAddress?: { host: string; port: number };
   /** Where the member of a control plane's address is asked instead of IP:2379 (tests: a fake on loopback). */
   etcdAddress?: (ip: string) => { host: string; port: number };
-  timeouts?: { connectMs: number; answerMs: number };
+  timeouts?: Partial<Limits>;
 }
 
 /** The direct endpoints of one run: the first control plane's API server and each control plane's etcd member. */
@@ -30,6 +35,7 @@ export class ClusterApi {
   private readonly etcd = new Map<string, HttpsEndpoint>();
   private readonly givenUp = new Set<string>();
   private readonly confirming = new Map<string, Promise<boolean>>();
+  private readonly warned = new Set<string>();
 
   constructor(readonly inv: Inventory, private readonly opts: ClusterApiOptions = {}) {}
 
@@ -74,8 +80,11 @@ export class ClusterApi {
         if (!(e instanceof NoAnswer)) throw e;
         this.givenUp.add(endpoint.url);
         endpoint.close();
-        this.opts.say?.(`${endpoint.url} does not answer this machine (${e.message.replace(/^.*did not answer: /, '')}), though the control plane's own route does: ` +
-          'asking through kubectl/etcdctl on the control-plane machine over SSH for the rest of this run');
+        if (e.certificate) this.noAnswer(endpoint, e);
+        else {
+          this.opts.say?.(`${endpoint.url} does not answer this machine (${e.why}), though the control plane's own route does: ` +
+            `${OLD_ROUTE} for the rest of this run`);
+        }
         return true;
       });
       // A server that was starting may stop answering later: ask again then.
@@ -83,6 +92,18 @@ export class ClusterApi {
       this.confirming.set(endpoint.url, p);
     }
     return p;
+  }
+
+  /**
+   * Told of every NoAnswer of a direct request: one whose certificate failed verification is no
+   * network trouble but something pki/ does not trust at that address (another CA, a wrong
+   * name, an interception): warned once per endpoint, not only said with -v.
+   */
+  noAnswer(endpoint: HttpsEndpoint, e: NoAnswer): void {
+    if (!e.certificate || this.warned.has(endpoint.url)) return;
+    this.warned.add(endpoint.url);
+    this.opts.warn?.(`${endpoint.url}: its certificate failed verification (${e.why}): ${OLD_ROUTE}; ` +
+      'check that pki/ holds the CA that signed that server\'s certificate (hardway certs check) and that nothing intercepts the connection');
   }
 
   /** Whether `endpoint` was given up in this run. */

@@ -54,7 +54,10 @@ export function directFacts(inner: Facts, api: ClusterApi, inv: Inventory, machi
       log(`probe ${req.probe} (exit ${a.code}): answered by ${route.endpoint.url} from this machine${a.stdout ? `\n--- stdout:\n${a.stdout.replace(/\n$/, '').slice(0, 4000)}` : ''}`);
       return a;
     } catch (e) {
-      if (e instanceof NoAnswer) return undefined;
+      if (e instanceof NoAnswer) {
+        api.noAnswer(route.endpoint, e);
+        return undefined;
+      }
       throw e;
     }
   };

@@ -2,7 +2,7 @@
 // List `kubectl get nodes,pods,deployments,events --all-namespaces -o json` prints (its items
 // with their kind), so doctor parses either alike.
 import { FailureError } from '../errors.ts';
-import { statusMessage, type HttpsEndpoint } from './https-endpoint.ts';
+import { jsonOf, statusMessage, type HttpsEndpoint } from './https-endpoint.ts';
 import { collectionPath, kindOf, withKind } from './resources.ts';
 
 /** The kinds doctor lists, in kubectl's order. */
@@ -19,7 +19,7 @@ export async function readDoctorLists(api: HttpsEndpoint): Promise<string> {
     const kind = kindOf(k);
     const a = await api.get(collectionPath(kind));
     if (a.status !== 200) throw new FailureError(`${collectionPath(kind)}: ${statusMessage(a)}`);
-    return withKind(kind, ((JSON.parse(a.body) as { items?: object[] }).items) ?? []);
+    return withKind(kind, jsonOf<{ items?: object[] }>(a).items ?? []);
   }));
   return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: lists.flat() });
 }

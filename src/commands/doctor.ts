@@ -73,7 +73,7 @@ export const doctorCommand: CommandModule = {
       env: ctx.env,
       stdout: ctx.stdout,
       labPaths: defaultLabPaths(ctx.env),
-      clusterApi: (inv) => ClusterApi.forRun(inv),
+      clusterApi: (inv) => ClusterApi.forRun(inv, { warn: (line) => ctx.stderr.write(`warning: ${line}\n`) }),
       ...(bundle !== undefined ? { bundle: { file: resolve(ctx.cwd, bundle), stderr: ctx.stderr, cwd: ctx.cwd, force } } : {}),
       // One attempt, briefly: a machine that does not answer is a finding, not something to wait for.
       connect: (inv) => {

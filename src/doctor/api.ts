@@ -45,6 +45,8 @@ export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv, direct?:
       return { command, ...parseNodesAndPods(await readDoctorLists(endpoint)) };
     } catch (e) {
       if (!(e instanceof NoAnswer)) return { command, error: (e as Error).message, ...NOTHING };
+      // A certificate that fails verification is warned (by the ClusterApi's warn), not only said with -v.
+      direct!.noAnswer(endpoint, e);
       say(`${e.message}: asking with kubectl instead`);
     } finally {
       direct!.close();

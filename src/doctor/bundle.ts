@@ -3,6 +3,7 @@
 // every machine what bundle-machine.ts reads. Read-only on the machines; the only write is FILE.
 // No secret goes in: nothing of pki/ but checksums, no kubeconfig, no key; and every text passes
 // through the run's Redactor, given every secret pki/ holds (keys, kubeconfigs, the encryption key).
+import { maskCredentials } from '../net/url.ts';
 import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -62,7 +63,8 @@ export async function clusterBundle(inv: Inventory, env: NodeJS.ProcessEnv): Pro
 function projectFiles(inv: Inventory): BundleText[] {
   return ['machines.txt', 'cluster.yaml'].flatMap((name) => {
     try {
-      return [{ path: `project/${name}`, text: readFileSync(join(inv.dir, name), 'utf8') }];
+      // A URL's password (refused when cluster.yaml is read, but the file may have changed since) never goes in.
+      return [{ path: `project/${name}`, text: maskCredentials(readFileSync(join(inv.dir, name), 'utf8')) }];
     } catch {
       return [];
     }

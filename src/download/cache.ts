@@ -2,7 +2,7 @@
 // (${XDG_CACHE_HOME:-~/.cache}/hardway/downloads/<hex>). A file only ever enters the cache after its
 // digest was verified, through a temp file and a rename, so a cached file is whole or absent.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, rmSync } from 'node:fs';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -72,4 +72,23 @@ export async function commitToCache(dir: string, temp: string, hex: string): Pro
   const p = cachePath(dir, hex);
   await rename(temp, p);
   return p;
+}
+
+// The exit is the process's, once: one listener removes every temp file still registered then,
+// however many downloads run at once (a listener each would pile up on process).
+const removeAtExit = new Set<string>();
+let exitListener = false;
+
+/**
+ * Removes `path` if the process exits before the returned function is called: an interrupted run
+ * (Ctrl-C or SIGTERM, which exit through process.exit) leaves no temp file in the cache. Call the
+ * returned function once the file is renamed or removed.
+ */
+export function removedOnExit(path: string): () => void {
+  if (!exitListener) {
+    exitListener = true;
+    process.once('exit', () => removeAtExit.forEach((p) => rmSync(p, { force: true })));
+  }
+  removeAtExit.add(path);
+  return () => removeAtExit.delete(path);
 }

@@ -63,8 +63,9 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
     : plainReporter(logger, req.options.dryRun);
   runLog.write(`hardway ${req.command}: steps ${req.steps.map((s) => s.name).join(', ')}; machines ${req.selected.map((m) => m.hostname).join(', ')}; options ${JSON.stringify({ ...req.options, values: undefined })}`);
   let pool: ReturnType<typeof connectionPool> | undefined;
-  // One direct route to the cluster per run; -v says when it is given up for the old one.
-  const clusterApi = req.clusterApi?.({ say: (line) => logger.debug(line) });
+  // One direct route to the cluster per run; -v says when it is given up for the old one, a
+  // warning when a certificate failed verification there.
+  const clusterApi = req.clusterApi?.({ say: (line) => logger.debug(line), warn: (line) => logger.warn(line) });
   try {
     const note = (host: string, line: string) => {
       const clean = redactor.redact(line);

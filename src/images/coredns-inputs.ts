@@ -4,17 +4,21 @@
 // caddy .deb (Debian sid only): the cache, else a file of its name beside the dns.source archive,
 // else the sid pool of the host's Debian mirror. A file whose SHA-256 differs is refused and
 // nothing of it is cached.
-import { readFileSync } from 'node:fs';
-import { copyFile, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
+import { Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { dirname, join } from 'node:path';
 import { isMap, LineCounter, parseDocument } from 'yaml';
 import { FailureError, InputError, PreconditionError, type Location } from '../errors.ts';
 import { hostMirror } from '../download/apt.ts';
-import { cachePath, cacheTempPath, commitToCache, findVerified, hashFile } from '../download/cache.ts';
+import { cachePath, cacheTempPath, commitToCache, findVerified, removedOnExit } from '../download/cache.ts';
 import { fetchVerified } from '../download/fetch.ts';
 import type { Progress } from '../download/progress.ts';
-import { statPath, kindOf } from '../input-file.ts';
+import { byteSize, namedFile, pathError } from '../input-file.ts';
+import { maskCredentials } from '../net/url.ts';
 import { localSourcePath } from './source-path.ts';
 import { CADDY_DEB, COREDNS_ARCHIVE, COREDNS_COMMIT, COREDNS_VERSION, type PinnedFile } from './coredns-recipe.ts';
 
@@ -48,6 +52,11 @@ const HOW_TO_GET = `the archive "git archive --prefix=coredns-1.8.3/ ${COREDNS_V
 
 const isUrl = (s: string) => /^https?:\/\//.test(s);
 
+/** How long a pinned input's download may take in all (each is a few hundred KB): a drip is given up. */
+const PINNED_DOWNLOAD_MS = 120_000;
+/** The most bytes read of a pinned input whose pin gives no size. */
+const PINNED_MAX_BYTES = 64 * 1024 * 1024;
+
 /** The CoreDNS source archive, verified: from dns.source (a file or a URL), else from the cache. */
 export async function corednsSourceArchive(opts: InputOptions): Promise<Obtained> {
   const pin = opts.archivePin ?? COREDNS_ARCHIVE;
@@ -62,20 +71,21 @@ export async function corednsSourceArchive(opts: InputOptions): Promise<Obtained
   }
   if (isUrl(opts.source)) {
     const r = await fetchVerified({
-      url: opts.source, algorithm: 'sha256', hex: pin.sha256,
+      url: opts.source, algorithm: 'sha256', hex: pin.sha256, maxBytes: pin.maxBytes, deadlineMs: PINNED_DOWNLOAD_MS,
       hints: {
         failed: `check dns.source in ${opts.clusterShown}, or set it to a copy of the archive on this machine: ${HOW_TO_GET}`,
         mismatch: `the file was refused and nothing was cached: dns.source must be ${HOW_TO_GET}`,
       },
     }, opts.cache, opts.progress);
-    return { path: r.path, said: `${label}: ${r.fromCache ? 'cached' : `downloaded from ${opts.source}`}, sha256 verified` };
+    return { path: r.path, said: `${label}: ${r.fromCache ? 'cached' : `downloaded from ${maskCredentials(opts.source)}`}, sha256 verified` };
   }
   const where = sourceLine(opts);
   const file = localSourcePath(opts.source, opts.projectDir, opts.home ?? homedir(), where);
   const hint = `dns.source is the CoreDNS ${COREDNS_VERSION} source archive, a path relative to the project directory (${opts.projectDir}) or an http(s) URL: ${HOW_TO_GET}`;
-  const st = atLine(() => statPath(file, file, hint), where);
-  if (st === undefined) throw new InputError(`dns.source: ${file} does not exist`, hint, where);
-  if (!st.isFile()) throw new InputError(`dns.source: ${file} is ${kindOf(st)}, not a file`, hint, where);
+  // A regular file no bigger than the archive can be: a pipe or /dev/zero is refused before it is opened.
+  if (namedFile(`dns.source: ${file}`, file, hint, where, pin.maxBytes ?? PINNED_MAX_BYTES) === undefined) {
+    throw new InputError(`dns.source: ${file} does not exist`, hint, where);
+  }
   const cached = await findVerified(opts.cache, 'sha256', pin.sha256);
   // The named file is checked even when the cache has the archive: a wrong dns.source is an error
   // on every machine, not only on one whose cache is empty.
@@ -97,7 +107,7 @@ export async function caddyDeb(opts: InputOptions): Promise<Obtained> {
   if (cached) return { path: cached, said: `${label}: cached, sha256 verified` };
   if (opts.source !== undefined && !isUrl(opts.source)) {
     const beside = join(dirname(localSourcePath(opts.source, opts.projectDir, opts.home ?? homedir(), sourceLine(opts))), pin.name);
-    if (statPath(beside, beside, 'remove it or replace it with the Debian package of that name')?.isFile()) {
+    if (namedFile(beside, beside, 'remove it or replace it with the Debian package of that name', undefined, pin.maxBytes ?? PINNED_MAX_BYTES)) {
       const copy = await cacheLocalFile(beside, pin, opts.cache, true);
       if ('actual' in copy) {
         throw new FailureError(
@@ -110,44 +120,58 @@ export async function caddyDeb(opts: InputOptions): Promise<Obtained> {
   }
   const url = `${(opts.mirror ?? hostMirror()).replace(/\/+$/, '')}/${pin.pool}`;
   const r = await fetchVerified({
-    url, algorithm: 'sha256', hex: pin.sha256,
+    url, algorithm: 'sha256', hex: pin.sha256, maxBytes: pin.maxBytes, deadlineMs: PINNED_DOWNLOAD_MS,
     hints: {
       failed: `Debian sid may have replaced it with a newer version: put ${pin.name} (sha256 ${pin.sha256}) beside the archive dns.source names`,
       mismatch: 'the file was refused and nothing was cached: the mirror serves other bytes under this name',
     },
   }, opts.cache, opts.progress);
-  return { path: r.path, said: `${label}: downloaded from ${url}, sha256 verified` };
+  return { path: r.path, said: `${label}: downloaded from ${maskCredentials(url)}, sha256 verified` };
 }
 
 /**
  * Copies `file` into the cache under its pinned SHA-256 if its bytes hash to it (`keep` false:
- * only checks). The hash is of the copy, so what is cached is exactly what was checked.
+ * only checks, nothing written). Hashed as it streams, in one pass: what is cached is exactly
+ * what was hashed. A write that fails (a full cache disk) names the cache, a read the file.
  */
 async function cacheLocalFile(file: string, pin: PinnedFile, cache: string, keep: boolean): Promise<{ path: string } | { actual: string }> {
-  const temp = await cacheTempPath(cache, pin.name);
+  const max = pin.maxBytes ?? PINNED_MAX_BYTES;
+  const hash = createHash('sha256');
+  let got = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      got += chunk.length;
+      // The file grew since it was checked.
+      if (got > max) return done(new InputError(`${file} is more than the ${byteSize(max)} ${pin.name} can be`));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  const input = createReadStream(file);
+  let readError: unknown;
+  input.on('error', (e) => (readError ??= e));
+  const temp = keep ? await cacheTempPath(cache, pin.name) : undefined;
+  // Ctrl-C or SIGTERM exits through process.exit: the finally below would not run.
+  const kept = temp ? removedOnExit(temp) : () => {};
   try {
-    await copyFile(file, temp);
-    const actual = await hashFile(temp, 'sha256');
+    try {
+      await pipeline(input, tap, temp ? createWriteStream(temp, { mode: 0o600 }) : new Writable({ write: (_c, _e, done) => done() }));
+    } catch (e) {
+      if (e instanceof InputError) throw e;
+      throw (readError !== undefined ? pathError(readError, file) : pathError(e, `${cache} (hardway's download cache)`)) ?? e;
+    }
+    const actual = hash.digest('hex');
     if (actual !== pin.sha256) return { actual };
-    return { path: keep ? await commitToCache(cache, temp, pin.sha256) : cachePath(cache, pin.sha256) };
+    return { path: temp ? await commitToCache(cache, temp, pin.sha256) : cachePath(cache, pin.sha256) };
   } finally {
-    await rm(temp, { force: true });
+    if (temp) await rm(temp, { force: true });
+    kept();
   }
 }
 
 /** Where dns.source is written: cluster.yaml as the user sees it, and the line when it can be read. */
 function sourceLine(opts: InputOptions): Location {
   return { file: opts.clusterShown, ...lineOf(opts.clusterFile, ['dns', 'source']) };
-}
-
-/** Runs `fn`; an InputError it throws without a place (a link to nothing, say) gets `where`. */
-function atLine<T>(fn: () => T, where: Location): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof InputError && e.where === undefined) throw new InputError(e.message, e.hint, where);
-    throw e;
-  }
 }
 
 /** The line of a nested key in a YAML file ({} when the file or key cannot be read). */

@@ -15,10 +15,12 @@ export const COREDNS_VERSION = 'v1.8.3';
 export interface PinnedFile {
   name: string;
   sha256: string;
+  /** The most bytes read of it, a little above its size: a bigger file or download cannot be it and is cut short. */
+  maxBytes?: number;
 }
 
 /** The CoreDNS source: `git archive --prefix=coredns-1.8.3/ v1.8.3 | gzip -n` of github.com/coredns/coredns. */
-export const COREDNS_ARCHIVE: PinnedFile = { name: 'coredns-1.8.3.tar.gz', sha256: '052115caca6fcc7799cb65bd786f89eadeba076e0e78ef85693d94f8d3aca347' };
+export const COREDNS_ARCHIVE: PinnedFile = { name: 'coredns-1.8.3.tar.gz', sha256: '052115caca6fcc7799cb65bd786f89eadeba076e0e78ef85693d94f8d3aca347', maxBytes: 4 * 1024 * 1024 }; // git archive | gzip -n of v1.8.3: about 550 KB
 
 /** The commit tag v1.8.3 names (what `coredns -version` reports as its commit). */
 export const COREDNS_COMMIT = '4293992bb83a5eac1d1e617a40638db6db046283';
@@ -28,6 +30,8 @@ export const CADDY_DEB: PinnedFile & { pool: string } = {
   name: 'golang-github-coredns-caddy-dev_1.1.1-1_all.deb',
   sha256: '15bfef924a98cbbcdba329df03fc6e29e918b9728689a471bd808a4ec28059b7',
   pool: 'pool/main/g/golang-github-coredns-caddy/golang-github-coredns-caddy-dev_1.1.1-1_all.deb',
+  // A source-only library package: well under 1 MB.
+  maxBytes: 4 * 1024 * 1024,
 };
 
 /** The plugins built in, in plugin.cfg's order (which is the order they act on a query): what a cluster's Corefile uses. */
