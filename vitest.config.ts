@@ -14,6 +14,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          setupFiles: ['./test/support/no-node-warnings.ts'],
           testTimeout: 60_000,
           sequence: { groupOrder: 0 },
         },
@@ -22,6 +23,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts', 'test/e2e-kill/**/*.test.ts'],
+          setupFiles: ['./test/support/no-node-warnings.ts'],
           fileParallelism: false,
           sequence: { groupOrder: 1, sequencer: (await import('./test/support/e2e-order.ts')).default },
           globalSetup: ['./test/e2e/helpers/global-setup.ts'],
