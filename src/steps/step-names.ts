@@ -22,6 +22,7 @@ export const STEP_NAMES = {
   kubelet: { renders: true, component: true, services: ['kubelet'] },
   'kube-proxy': { renders: true, component: true, services: ['kube-proxy'] },
   routes: { renders: true, services: ['hardway-pod-routes'] },
+  'etcd-snapshots': { renders: true },
   dns: {},
   verify: {},
   reset: {},
