@@ -21,7 +21,7 @@ describe('step lanes', () => {
     expect(lanes.map((segment) => segment.map((lane) => lane.map((i) => names[i])))).toEqual([
       [['pin-hosts']],
       [['distribute']],
-      [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy']],
+      [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', 'etcd-snapshots'], ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy']],
       [['routes']],
       [['dns']],
       [['verify']],
