@@ -12,7 +12,7 @@ import { CommandError, FailureError, InputError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { SERVER } from '../layout.ts';
 import { pathError } from '../input-file.ts';
-import { SCHEDULED_NAME, scheduledSnapshots, type ScheduledSnapshot } from '../probes/etcdctl.ts';
+import { SCHEDULED_NAME, scheduledSnapshots, type ScheduledSnapshot } from '../probes/system.ts';
 import { snapshotMachine } from '../render/etcd-snapshots.ts';
 import { sh } from '../shell.ts';
 import type { Transport } from '../transport/types.ts';

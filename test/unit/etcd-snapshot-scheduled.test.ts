@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { fetchScheduled, listScheduled } from '../../src/etcd-snapshot/scheduled.ts';
 import { FailureError, InputError } from '../../src/errors.ts';
-import { parseScheduledSnapshots } from '../../src/probes/etcdctl.ts';
+import { parseScheduledSnapshots } from '../../src/probes/system.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
 import { inventoryOf } from './engine.helpers.ts';
 
