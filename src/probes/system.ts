@@ -104,3 +104,54 @@ export function parseScheduledSnapshots(text: string): ScheduledSnapshot[] {
 
 /** The scheduled snapshots of the machine that takes them, newest first. */
 export const scheduledSnapshots = probe('scheduled-snapshots', (dir: string, etcdctlPath: string) => scheduledSnapshotsCommand(dir, etcdctlPath), (a) => parseScheduledSnapshots(a.stdout));
+
+/**
+ * The listening TCP sockets and who holds them (`ss -Hltnp`: State Recv-Q Send-Q Local Peer
+ * Process), by port: the process names of each (`users:(("etcd",pid=..))`). `ss-missing` alone
+ * when the machine has no ss (iproute2), which the ports check then cannot judge.
+ */
+export function parseListeners(text: string): Map<number, string[]> | undefined {
+  if (text.trim() === 'ss-missing') return undefined;
+  const out = new Map<number, string[]>();
+  for (const line of text.split('\n')) {
+    const local = line.trim().split(/\s+/)[3];
+    const port = local ? Number(local.slice(local.lastIndexOf(':') + 1)) : NaN;
+    if (!Number.isInteger(port)) continue;
+    const names = [...line.matchAll(/\("([^"]+)",pid=/g)].map((m) => m[1]!);
+    out.set(port, [...new Set([...(out.get(port) ?? []), ...names])]);
+  }
+  return out;
+}
+
+/** Who listens on which TCP port (undefined without ss). */
+export const listeners = probe('listeners', () => sh`command -v ss >/dev/null || { echo ss-missing; exit 0; }; ss -Hltnp 2>/dev/null; :`, (a) => parseListeners(a.stdout));
+
+/** Whether br_netfilter is there (`present`: loaded or built in), can be loaded (`loadable`: modprobe finds it), or neither (''). */
+export const brNetfilterState = probe('br-netfilter-state', () =>
+  sh`if [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ]; then echo present; elif modprobe -n br_netfilter >/dev/null 2>&1; then echo loadable; fi; :`, (a) => a.stdout.trim());
+
+/** Kilobytes free (for root) on the file system that holds `path` (`df -Pk`); undefined when df cannot say. */
+export const freeKilobytes = probe('free-kilobytes', (path: string) => sh`df -Pk ${path} 2>/dev/null`, (a) => {
+  const n = Number(a.stdout.trim().split('\n')[1]?.trim().split(/\s+/)[3]);
+  return Number.isFinite(n) ? n : undefined;
+});
+
+/**
+ * The cgroup controllers the machine offers: `v2 cpu memory pids ...` from the unified
+ * hierarchy's cgroup.controllers (read by the shell, no process), or `v1 cpu memory ...` from the
+ * hierarchies mounted under /sys/fs/cgroup. `root` is another copy (tests).
+ */
+export function cgroupControllersCommand(root = '/sys/fs/cgroup'): Command {
+  return sh`if [ -f ${root}/cgroup.controllers ]; then c=; read -r c < ${root}/cgroup.controllers; echo "v2 $c"; else printf v1; for d in ${root}/*; do [ -d "$d" ] && printf ' %s' "\${d##*/}"; done; echo; fi; :`;
+}
+
+/** The cgroup version and its controllers (on v1, `cpu,cpuacct` counts as both). */
+export const cgroupControllers = probe('cgroup-controllers', () => cgroupControllersCommand(), (a) => {
+  const [version, ...names] = a.stdout.trim().split(/\s+/);
+  return { version: version === 'v2' ? 2 : 1, controllers: new Set(names.flatMap((n) => n.split(','))) };
+});
+
+/** How many apt sources the machine has (deb lines and deb822 URIs: lines), and whether apt-get is there. */
+export const aptSources = probe('apt-sources', () =>
+  sh`command -v apt-get >/dev/null && echo apt; cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -cE '^[[:space:]]*(deb[[:space:]]|URIs:)'; :`,
+  (a) => ({ apt: /^apt$/m.test(a.stdout), sources: Number(/^(\d+)$/m.exec(a.stdout)?.[1] ?? 0) }));

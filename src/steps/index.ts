@@ -15,6 +15,7 @@ export interface StepEntry {
 
 /** Every step hardway has. */
 export const STEPS = {
+  preflight: { options: ['ignore-preflight'], load: async () => (await import('./preflight.ts')).preflightStep },
   'pin-hosts': { options: ['local'], load: async () => (await import('./pin-hosts.ts')).pinHostsStep },
   distribute: { options: ['api-timeout'], load: async () => (await import('./distribute.ts')).distributeStep },
   'bootstrap-etcd': { load: async () => (await import('./bootstrap-etcd.ts')).bootstrapEtcdStep },

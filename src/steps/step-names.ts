@@ -9,6 +9,7 @@
  * start order).
  */
 export const STEP_NAMES = {
+  preflight: {},
   'pin-hosts': { renders: true },
   distribute: {},
   'bootstrap-etcd': { renders: true, services: ['etcd'] },
