@@ -65,7 +65,7 @@ export const SERVER = {
   /** The API server's audit policy (without one, --audit-log-path writes nothing). */
   auditPolicy: '/var/lib/kubernetes/audit-policy.yaml',
   /** Scheduled etcd snapshots (etcd.snapshots), on one control plane: outside etcd's data dir, which a restore moves aside. */
-  etcdSnapshotsDir: '/var/lib/etcd-snapshots',
+  etcdSnapshotsDir: '/var/backups/etcd-snapshots',
   /** The script the snapshot service runs: save one, keep the newest N. */
   etcdSnapshotScript: '/usr/local/sbin/hardway-etcd-snapshot',
   etcdSnapshotService: '/etc/systemd/system/hardway-etcd-snapshot.service',

@@ -26,7 +26,7 @@ export const etcdSnapshotListCommand: CommandModule = {
   args: '',
   details: [
     'The snapshots the etcd-snapshots step\'s timer saved (etcd.snapshots in cluster.yaml: every, keep) on',
-    'the first control-plane machine in /var/lib/etcd-snapshots, newest first: the time each was taken',
+    'the first control-plane machine in /var/backups/etcd-snapshots, newest first: the time each was taken',
     '(UTC), its size and the revision etcd had then (etcdctl snapshot status there). Changes nothing.',
     '',
     'Exit codes: 0 listed (none is not an error), 1 the machine did not answer, 2 usage or input error.',

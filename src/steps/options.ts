@@ -10,7 +10,7 @@ export const STEP_OPTIONS = {
   'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', range: [1, 3600], description: 'kubelet-rbac, distribute, dns: how long to wait for the API server to answer (after a restart)' },
   'ready-timeout': { type: 'string', arg: 'SECONDS', default: '60', range: [0, 3600], description: 'verify: how long to wait for every node to be Ready and CoreDNS available; dns: for CoreDNS (at least 60)' },
   'delete-data': { type: 'string', multiple: true, arg: 'WHAT', choices: ['etcd'], description: "reset: also delete this data, named: etcd (/var/lib/etcd, the whole cluster state); kept otherwise" },
-  'ignore-preflight': { type: 'string', multiple: true, arg: 'NAME', choices: [...PREFLIGHT_NAMES, ALL_PREFLIGHT], description: `preflight: skip this check (repeatable), or ${ALL_PREFLIGHT}: ${PREFLIGHT_NAMES.join(', ')}` },
+  'ignore-preflight': { type: 'string', multiple: true, arg: 'NAME', choices: [...PREFLIGHT_NAMES, ALL_PREFLIGHT], description: `preflight: skip this check, or ${ALL_PREFLIGHT}: ${PREFLIGHT_NAMES.join(', ')}` },
   'web-image': { type: 'string', arg: 'IMAGE', default: 'nginx:stable', formerly: 'image', description: 'smoke: the web server image (HTTP on port 80) the test deployment runs; the workers must be able to pull it' },
 } as const satisfies Record<string, OptionSpec>;
 

@@ -26,8 +26,8 @@ const LISTED = 'etcd-snapshot-20261206T220100Z.db 16416 812\netcd-snapshot-20261
 function holder(content: Buffer) {
   const t = new FakeTransport('server');
   t.handlers.push(
-    [/^cd \/var\/lib\/etcd-snapshots 2>\/dev\/null \|\| exit 0; for f in etcd-snapshot-\*\.db; do /, () => ({ code: 0, stdout: LISTED, stderr: '' })],
-    [/^base64 -w 0 \/var\/lib\/etcd-snapshots\/(\S+)$/, () => ({ code: 0, stdout: content.toString('base64'), stderr: '' })],
+    [/^cd \/var\/backups\/etcd-snapshots 2>\/dev\/null \|\| exit 0; for f in etcd-snapshot-\*\.db; do /, () => ({ code: 0, stdout: LISTED, stderr: '' })],
+    [/^base64 -w 0 \/var\/backups\/etcd-snapshots\/(\S+)$/, () => ({ code: 0, stdout: content.toString('base64'), stderr: '' })],
   );
   return t;
 }
@@ -54,7 +54,7 @@ describe('scheduled snapshots: list', () => {
     const t = holder(fakeSnapshot());
     const s = sink();
     await listScheduled({ inventory: inv, cwd: inv.dir, out: s.out, connect: async () => t });
-    expect(s.text()).toBe('2 scheduled snapshot(s) on server in /var/lib/etcd-snapshots (etcd.snapshots is not set in cluster.yaml: none are taken), newest first:\n' +
+    expect(s.text()).toBe('2 scheduled snapshot(s) on server in /var/backups/etcd-snapshots (etcd.snapshots is not set in cluster.yaml: none are taken), newest first:\n' +
       '2026-12-06T22:02:00Z       16416 bytes  revision 845  etcd-snapshot-20261206T220200Z.db\n' +
       '2026-12-06T22:01:00Z       16416 bytes  revision 812  etcd-snapshot-20261206T220100Z.db\n');
     expect(t.factBatches).toBe(1);
