@@ -67,7 +67,7 @@ export const SERVER = {
   /** Scheduled etcd snapshots (etcd.snapshots), on one control plane: outside etcd's data dir, which a restore moves aside. */
   etcdSnapshotsDir: '/var/backups/etcd-snapshots',
   /** The script the snapshot service runs: save one, keep the newest N. */
-  etcdSnapshotScript: '/usr/local/sbin/hardway-etcd-snapshot',
+  etcdSnapshotScript: '/usr/local/bin/hardway-etcd-snapshot',
   etcdSnapshotService: '/etc/systemd/system/hardway-etcd-snapshot.service',
   etcdSnapshotTimer: '/etc/systemd/system/hardway-etcd-snapshot.timer',
 } as const;

@@ -197,7 +197,7 @@ describe(`hardway etcd snapshot save and restore on a real ${SERVERS}+${WORKERS}
     const up = await runJson(l, ['up']);
     expect(up.code, up.stderr).toBe(0);
     expect(up.json.results.filter((r) => r.changes > 0).map((r) => `${r.step} ${r.machine}`)).toEqual([`etcd-snapshots ${m}`]);
-    expect(await l.run(m, 'systemctl is-active hardway-etcd-snapshot.timer; ls /usr/local/sbin/hardway-etcd-snapshot /etc/systemd/system/hardway-etcd-snapshot.* 2>&1; ls /var/backups/etcd-snapshots | wc -l; true'))
+    expect(await l.run(m, 'systemctl is-active hardway-etcd-snapshot.timer; ls /usr/local/bin/hardway-etcd-snapshot /etc/systemd/system/hardway-etcd-snapshot.service /etc/systemd/system/hardway-etcd-snapshot.timer 2>&1; ls /var/backups/etcd-snapshots | wc -l; true'))
       .toMatch(/^inactive\n(ls: cannot access .*No such file or directory\n){3}2\n$/);
     const again = await runJson(l, ['up']);
     expect(again.json.changed, JSON.stringify(again.json.results.filter((r) => r.changes > 0))).toBe(0);

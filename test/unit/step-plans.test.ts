@@ -187,7 +187,7 @@ describe('etcd-snapshots: the timer on the first control plane while etcd.snapsh
     const lines = fresh.map(describeChange);
     expect(lines.map((l) => l.replace(/ \(.*$/, '').split(' ').slice(0, 4).join(' '))).toEqual([
       'run: install -d -m',
-      'put /usr/local/sbin/hardway-etcd-snapshot 0755 root:root',
+      'put /usr/local/bin/hardway-etcd-snapshot 0755 root:root',
       'put /etc/systemd/system/hardway-etcd-snapshot.service 0644 root:root',
       'put /etc/systemd/system/hardway-etcd-snapshot.timer 0644 root:root',
       'run: systemctl enable --no-reload',
@@ -195,7 +195,7 @@ describe('etcd-snapshots: the timer on the first control plane while etcd.snapsh
     ]);
     expect(t.changesRun).toEqual([]);
     for (const c of fresh) await applyChange(t, c);
-    const script = t.files.get('/usr/local/sbin/hardway-etcd-snapshot')!.content.toString();
+    const script = t.files.get('/usr/local/bin/hardway-etcd-snapshot')!.content.toString();
     expect(script).toContain('snapshot save "$dir/.$name"');
     expect(script).toContain('tail -n +3 |');
     expect(t.files.get('/etc/systemd/system/hardway-etcd-snapshot.timer')!.content.toString()).toContain('OnUnitActiveSec=60s');
@@ -206,7 +206,7 @@ describe('etcd-snapshots: the timer on the first control plane while etcd.snapsh
     expect(hourly[2]).toMatch(/^run: \{ systemctl restart hardway-etcd-snapshot.timer /);
     // Off: the timer stopped and its files removed, the snapshots left where they are.
     const off = await planOn(etcdSnapshotsStep, base, server, t);
-    expect(off.map(describeChange)).toEqual(['run: { systemctl disable --now hardway-etcd-snapshot.timer || :; } && rm -f /usr/local/sbin/hardway-etcd-snapshot /etc/systemd/system/hardway-etcd-snapshot.service /etc/systemd/system/hardway-etcd-snapshot.timer && systemctl daemon-reload (etcd.snapshots is not set in cluster.yaml (the snapshots taken stay in place))']);
+    expect(off.map(describeChange)).toEqual(['run: { systemctl disable --now hardway-etcd-snapshot.timer || :; } && rm -f /usr/local/bin/hardway-etcd-snapshot /etc/systemd/system/hardway-etcd-snapshot.service /etc/systemd/system/hardway-etcd-snapshot.timer && systemctl daemon-reload (etcd.snapshots is not set in cluster.yaml (the snapshots taken stay in place))']);
     for (const c of off) await applyChange(t, c);
     expect(await plan(base)).toEqual([]);
     expect(t.state.snapshotsDirMode).toBe('700');
