@@ -1,6 +1,6 @@
 // cluster.yaml: optional cluster-wide settings beside machines.txt, every key defaulting to the
 // KTHW values. Unknown keys and bad values are input errors naming the file and line.
-import { LineCounter, parseDocument, isMap, isScalar, visit, type Node, type Pair } from 'yaml';
+import { LineCounter, parseDocument, isMap, isScalar, isSeq, visit, type Node, type Pair } from 'yaml';
 import { InputError, quote } from './errors.ts';
 import { imageRefProblem } from './image-ref.ts';
 import { homedir } from 'node:os';
@@ -10,6 +10,8 @@ import { namedFile, readInputFile, statPath } from './input-file.ts';
 import { CREDENTIALS_HINT, hasCredentials, maskCredentials } from './net/url.ts';
 import { contains, nthAddress, parseCidr, parseIPv4, size, type Network } from './net/ipv4.ts';
 import { MIRROR_KEYS, parseRegistries, type Registries } from './registry-settings.ts';
+import { ALL_PREFLIGHT, PREFLIGHT_NAMES, type PreflightName } from './preflight-names.ts';
+import { closest, didYouMean } from './ui/suggest.ts';
 
 /** Key algorithms hardway can issue certificates with. */
 export const KEY_ALGORITHMS = ['rsa-4096', 'rsa-2048', 'ecdsa-p256'] as const;
@@ -54,6 +56,31 @@ export interface DnsSettings {
   source?: string;
 }
 
+/** Scheduled etcd snapshots on one control-plane machine (etcd.snapshots): off unless set. */
+export interface EtcdSnapshotSettings {
+  /** The interval as written (30m, 12h, 1d). */
+  every: string;
+  /** The interval in seconds (at least MIN_SNAPSHOT_INTERVAL_S). */
+  everySeconds: number;
+  /** How many snapshots to keep there: the newest, the others deleted after each save. */
+  keep: number;
+}
+
+/** etcd settings: scheduled snapshots. */
+export interface EtcdSettings {
+  snapshots?: EtcdSnapshotSettings;
+}
+
+/** Preflight checks (preflight.ignore): the names `up` skips, as --ignore-preflight does. */
+export interface PreflightSettings {
+  ignore: Array<PreflightName | typeof ALL_PREFLIGHT>;
+}
+
+/** The shortest interval of scheduled snapshots: a minute (each one reads the whole database). */
+export const MIN_SNAPSHOT_INTERVAL_S = 60;
+/** Scheduled snapshots kept when etcd.snapshots.keep is not given (RKE2 keeps five too). */
+export const DEFAULT_SNAPSHOT_KEEP = 5;
+
 /** Every cluster-wide setting, defaults filled in. */
 export interface ClusterSettings {
   clusterCidr: string;
@@ -75,6 +102,8 @@ export interface ClusterSettings {
   /** Registry mirrors per registry name (containerd's certs.d/<registry>/hosts.toml); unset: none, and no config_path. */
   registries?: Registries;
   dns: DnsSettings;
+  etcd: EtcdSettings;
+  preflight: PreflightSettings;
 }
 
 /** The KTHW defaults (stable releases where the tutorial used pre-releases). */
@@ -100,6 +129,8 @@ export function defaultSettings(): ClusterSettings {
     containerd: { restrictOomScoreAdj: false },
     kubeProxy: {},
     dns: { enabled: true },
+    etcd: {},
+    preflight: { ignore: [] },
   };
 }
 
@@ -177,7 +208,33 @@ const oneOf =
     return v;
   };
 
-const TOP: Record<string, Check | 'versions' | 'ssh' | 'section' | 'registries'> = {
+/** Seconds per unit of a duration: 90s, 30m, 12h, 1d, or several (1h30m). */
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+/** The seconds of a duration like 30m, 12h, 1d or 1h30m; undefined when it is not one. */
+export function parseDuration(text: string): number | undefined {
+  if (!/^(\d+[smhd])+$/.test(text)) return undefined;
+  return [...text.matchAll(/(\d+)([smhd])/g)].reduce((sum, m) => sum + Number(m[1]) * DURATION_UNITS[m[2]!]!, 0);
+}
+
+const duration: Check = (v, say) => {
+  const seconds = typeof v === 'string' ? parseDuration(v) : undefined;
+  if (seconds === undefined) say(`expected a duration like 30m, 12h or 1d, got ${quote(v)}`, 'a number and a unit (s, m, h, d), or several: 1h30m');
+  if (seconds! < MIN_SNAPSHOT_INTERVAL_S) say(`${quote(v)} is shorter than a minute`, 'each snapshot reads the whole database: take one every minute at most, e.g. 1m, 30m or 12h');
+  return v;
+};
+
+/** One name of preflight.ignore: a check's, or all. */
+const preflightName: Check = (v, say) => {
+  const known: string[] = [...PREFLIGHT_NAMES, ALL_PREFLIGHT];
+  if (typeof v !== 'string' || !known.includes(v)) {
+    const near = typeof v === 'string' ? didYouMean(closest(v, known)) : undefined;
+    say(`no preflight check is named ${quote(v)}`, `${near ? `${near} ` : ''}the checks: ${PREFLIGHT_NAMES.join(', ')} (or ${ALL_PREFLIGHT})`);
+  }
+  return v;
+};
+
+const TOP: Record<string, Check | 'versions' | 'ssh' | 'section' | 'registries' | 'etcd' | 'preflight'> = {
   clusterCidr: cidr,
   serviceCidr: serviceCidr,
   clusterDomain: str(DNS_NAME, 'a DNS domain like cluster.local'),
@@ -194,6 +251,8 @@ const TOP: Record<string, Check | 'versions' | 'ssh' | 'section' | 'registries'>
   kubeProxy: 'section',
   registries: 'registries',
   dns: 'section',
+  etcd: 'etcd',
+  preflight: 'preflight',
 };
 /** The keys of each plain mapping section (TOP entries marked 'section'). */
 const SECTIONS: Record<'containerd' | 'kubeProxy' | 'dns', Record<string, Check>> = {
@@ -201,6 +260,8 @@ const SECTIONS: Record<'containerd' | 'kubeProxy' | 'dns', Record<string, Check>
   kubeProxy: { conntrackMaxPerCore: int(0, 2147483647) },
   dns: { enabled: bool, clusterIP: ipv4, image: imageRef, source: pathOrUrl },
 };
+/** The keys of etcd.snapshots. */
+const SNAPSHOT_KEYS: Record<'every' | 'keep', Check> = { every: duration, keep: int(1, 1000) };
 /** Every key cluster.yaml knows, dotted (ssh.user, registries.REGISTRY.mirrors[].url): the reference in docs/cluster-yaml.md names each. */
 export function clusterYamlKeys(): string[] {
   return Object.keys(TOP).flatMap((k) => {
@@ -209,6 +270,8 @@ export function clusterYamlKeys(): string[] {
     if (kind === 'ssh') return Object.keys(SSH).map((s) => `ssh.${s}`);
     if (kind === 'section') return Object.keys(SECTIONS[k as keyof typeof SECTIONS]).map((s) => `${k}.${s}`);
     if (kind === 'registries') return MIRROR_KEYS.map((m) => `registries.REGISTRY.mirrors[].${m}`);
+    if (kind === 'etcd') return Object.keys(SNAPSHOT_KEYS).map((s) => `etcd.snapshots.${s}`);
+    if (kind === 'preflight') return ['preflight.ignore'];
     return [k];
   });
 }
@@ -304,6 +367,21 @@ export function parseClusterSettings(text: string, file: string, opts: { dir?: s
           v,
           l,
         );
+      });
+    } else if (check === 'etcd') {
+      each(mapOrFail(pair.value, 'etcd', line), ['snapshots'], ' under etcd', (_k, _v, snap, l) => {
+        const given: Record<string, unknown> = {};
+        each(mapOrFail(snap.value, 'etcd.snapshots', l), Object.keys(SNAPSHOT_KEYS), ' under etcd.snapshots', (k, v, _p, kl) => {
+          given[k] = validate(SNAPSHOT_KEYS[k as keyof typeof SNAPSHOT_KEYS], `etcd.snapshots.${k}`, v, kl);
+        });
+        if (given.every === undefined) throw new InputError('etcd.snapshots needs every: how often to take a snapshot', 'e.g. every: 12h (and keep: 5, the default), or remove etcd.snapshots to take none', { file, ...(l !== undefined ? { line: l } : {}) });
+        const every = given.every as string;
+        settings.etcd.snapshots = { every, everySeconds: parseDuration(every)!, keep: (given.keep as number | undefined) ?? DEFAULT_SNAPSHOT_KEEP };
+      });
+    } else if (check === 'preflight') {
+      each(mapOrFail(pair.value, 'preflight', line), ['ignore'], ' under preflight', (_k, v, p, l) => {
+        if (!isSeq(p.value)) throw new InputError(`preflight.ignore: expected a list of check names, got ${quote(v)}`, `e.g. [clock]; the checks: ${PREFLIGHT_NAMES.join(', ')} (or ${ALL_PREFLIGHT})`, { file, ...(l !== undefined ? { line: l } : {}) });
+        settings.preflight.ignore = p.value.items.map((item) => validate(preflightName, 'preflight.ignore', isScalar(item) ? item.value : item, lineOf(item as Node) ?? l) as PreflightName);
       });
     } else if (check === 'registries') {
       settings.registries = parseRegistries(pair.value, { file, lineOf }, line);

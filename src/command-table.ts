@@ -53,7 +53,7 @@ const UP_WORKER_LANE: StepName[] = ['worker-os', 'containerd', 'images', 'cni', 
 export const REMOTE_COMMANDS: readonly RemoteCommandEntry[] = [
   { name: 'up', group: 'cluster', summary: 'Everything in order: pki/, then each step below', preparesPki: true,
     // Control plane and workers are disjoint machines: their two lanes run side by side.
-    steps: ['pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], UP_WORKER_LANE] }, 'routes', 'dns', 'verify'],
+    steps: ['preflight', 'pin-hosts', 'distribute', { lanes: [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', 'etcd-snapshots'], UP_WORKER_LANE] }, 'routes', 'dns', 'verify'],
     examples: [
       ['hardway up --dry-run', 'show what would change in pki/ and on each machine, changing nothing'],
       ['hardway up --accept-new-host-keys', "the first run: pin each machine's host key in known_hosts"],

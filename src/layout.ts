@@ -64,6 +64,12 @@ export const SERVER = {
   auditLog: '/var/log/audit.log',
   /** The API server's audit policy (without one, --audit-log-path writes nothing). */
   auditPolicy: '/var/lib/kubernetes/audit-policy.yaml',
+  /** Scheduled etcd snapshots (etcd.snapshots), on one control plane: outside etcd's data dir, which a restore moves aside. */
+  etcdSnapshotsDir: '/var/backups/etcd-snapshots',
+  /** The script the snapshot service runs: save one, keep the newest N. */
+  etcdSnapshotScript: '/usr/local/bin/hardway-etcd-snapshot',
+  etcdSnapshotService: '/etc/systemd/system/hardway-etcd-snapshot.service',
+  etcdSnapshotTimer: '/etc/systemd/system/hardway-etcd-snapshot.timer',
 } as const;
 
 /** Paths on a worker. */

@@ -67,6 +67,8 @@ export const COMMANDS: CommandEntry[] = [
   remote('smoke'),
   { name: 'doctor', group: 'day-two', summary: 'Say what is wrong, most likely cause first, the fix', load: async () => (await import('./doctor.ts')).doctorCommand },
   { name: 'etcd snapshot save', group: 'day-two', summary: "Save a snapshot of the cluster's etcd here", load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotSaveCommand },
+  { name: 'etcd snapshot list', group: 'day-two', summary: 'List the scheduled etcd snapshots (etcd.snapshots)', load: async () => (await import('./etcd-snapshot-scheduled.ts')).etcdSnapshotListCommand },
+  { name: 'etcd snapshot fetch', group: 'day-two', summary: 'Copy a scheduled etcd snapshot to backups/ here', load: async () => (await import('./etcd-snapshot-scheduled.ts')).etcdSnapshotFetchCommand },
   { name: 'etcd snapshot restore', group: 'day-two', summary: 'Restore every etcd member from a snapshot', load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotRestoreCommand },
   remote('remove-node'),
   remote('reset'),

@@ -77,7 +77,7 @@ function chooseMembers(inv: Inventory, node: string | undefined) {
 }
 
 /** FILE must not exist yet (a snapshot is never overwritten) and its directory must. */
-function checkTarget(file: string, cwd: string): void {
+export function checkTarget(file: string, cwd: string): void {
   const shown = shownPath(file, cwd);
   // lstat: a link there, even to nothing, is something a snapshot would be written through.
   const there = lstatOrNothing(file);

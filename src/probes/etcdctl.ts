@@ -17,3 +17,4 @@ export const etcdHealth = probe('etcd-health', (cluster: boolean) => sh`${etcdHe
 
 /** Waits (up to its seconds) until the local member reports healthy over TLS; says the last answer when it gives up. */
 export const etcdHealthy = waitProbe('wait-etcd', (timeoutS: number) => sh`{ ${waitEtcdCommand(timeoutS)}; } 2>&1`);
+

@@ -5,6 +5,7 @@ import { renderControlPlane } from './control-plane.ts';
 import { renderHostsBlocks } from './hosts.ts';
 import { kubernetesDifferences, supportedKubernetes } from './kubernetes-version.ts';
 import { renderRoutes } from './routes.ts';
+import { renderEtcdSnapshots } from './etcd-snapshots.ts';
 import { sharedTemplateSet } from './templates.ts';
 import type { RenderedFile, RenderOptions } from './types.ts';
 import { renderWorker } from './worker.ts';
@@ -43,5 +44,6 @@ function renderFresh(inv: Inventory, machine: Machine, opts: RenderOptions): Ren
       ? renderControlPlane(inv, machine, templates, differences)
       : renderWorker(inv, machine, templates, opts, differences)),
     ...renderRoutes(inv, machine, templates),
+    ...renderEtcdSnapshots(inv, machine, templates),
   ];
 }

@@ -15,6 +15,7 @@ export interface StepEntry {
 
 /** Every step hardway has. */
 export const STEPS = {
+  preflight: { options: ['ignore-preflight'], load: async () => (await import('./preflight.ts')).preflightStep },
   'pin-hosts': { options: ['local'], load: async () => (await import('./pin-hosts.ts')).pinHostsStep },
   distribute: { options: ['api-timeout'], load: async () => (await import('./distribute.ts')).distributeStep },
   'bootstrap-etcd': { load: async () => (await import('./bootstrap-etcd.ts')).bootstrapEtcdStep },
@@ -27,6 +28,7 @@ export const STEPS = {
   'api-proxy': { load: async () => (await import('./api-proxy.ts')).apiProxyStep },
   kubelet: { load: async () => (await import('./kubelet.ts')).kubeletStep },
   'kube-proxy': { load: async () => (await import('./kube-proxy.ts')).kubeProxyStep },
+  'etcd-snapshots': { load: async () => (await import('./etcd-snapshots.ts')).etcdSnapshotsStep },
   routes: { load: async () => (await import('./routes.ts')).routesStep },
   dns: { options: ['api-timeout', 'ready-timeout'], load: async () => (await import('./dns.ts')).dnsStep },
   verify: { options: ['ready-timeout'], load: async () => (await import('./verify.ts')).verifyStep },

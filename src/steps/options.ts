@@ -2,6 +2,7 @@
 // and read by the steps through typed accessors, so no step repeats a default of its own.
 import type { OptionSpec } from '../option-spec.ts';
 import type { StepOptions } from '../engine/types.ts';
+import { ALL_PREFLIGHT, PREFLIGHT_NAMES } from '../preflight-names.ts';
 
 /** Every step option: its CLI spec (which is also its --help line and its one default). */
 export const STEP_OPTIONS = {
@@ -9,6 +10,7 @@ export const STEP_OPTIONS = {
   'api-timeout': { type: 'string', arg: 'SECONDS', default: '120', range: [1, 3600], description: 'kubelet-rbac, distribute, dns: how long to wait for the API server to answer (after a restart)' },
   'ready-timeout': { type: 'string', arg: 'SECONDS', default: '60', range: [0, 3600], description: 'verify: how long to wait for every node to be Ready and CoreDNS available; dns: for CoreDNS (at least 60)' },
   'delete-data': { type: 'string', multiple: true, arg: 'WHAT', choices: ['etcd'], description: "reset: also delete this data, named: etcd (/var/lib/etcd, the whole cluster state); kept otherwise" },
+  'ignore-preflight': { type: 'string', multiple: true, arg: 'NAME', choices: [...PREFLIGHT_NAMES, ALL_PREFLIGHT], description: `preflight: skip this check, or ${ALL_PREFLIGHT}: ${PREFLIGHT_NAMES.join(', ')}` },
   'web-image': { type: 'string', arg: 'IMAGE', default: 'nginx:stable', formerly: 'image', description: 'smoke: the web server image (HTTP on port 80) the test deployment runs; the workers must be able to pull it' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -29,7 +31,7 @@ export function textOption(options: StepOptions, name: 'web-image'): string {
 }
 
 /** A repeatable option's values as given (none when not given). */
-export function listOption(options: StepOptions, name: 'delete-data'): string[] {
+export function listOption(options: StepOptions, name: 'delete-data' | 'ignore-preflight'): string[] {
   const v = options.values[name];
   return Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
 }

@@ -9,6 +9,7 @@
  * start order).
  */
 export const STEP_NAMES = {
+  preflight: {},
   'pin-hosts': { renders: true },
   distribute: {},
   'bootstrap-etcd': { renders: true, services: ['etcd'] },
@@ -22,6 +23,7 @@ export const STEP_NAMES = {
   kubelet: { renders: true, component: true, services: ['kubelet'] },
   'kube-proxy': { renders: true, component: true, services: ['kube-proxy'] },
   routes: { renders: true, services: ['hardway-pod-routes'] },
+  'etcd-snapshots': { renders: true },
   dns: {},
   verify: {},
   reset: {},

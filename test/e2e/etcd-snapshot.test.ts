@@ -5,7 +5,11 @@
 // a snapshot (exit 2, etcd not restarted); --dry-run changes nothing. Then as the issue says: a
 // namespace saved in a snapshot, deleted, and back after `hardway etcd snapshot restore`; the old
 // data directory kept; afterwards nodes Ready, a new pod runs, and `hardway up` changes nothing.
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+// Scheduled snapshots too (etcd.snapshots: every 1m, keep 2, set for the suite's first `up`): after
+// at least 3 runs of the timer `etcd snapshot list` shows the newest 2, `fetch` copies the newest
+// to backups/, and that fetched snapshot is the one the restore test restores; at the end
+// cluster.yaml is put back and `up` removes the timer, so the next suite finds the cluster as before.
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,12 +49,24 @@ const apply = (l: Lab, manifest: object) => {
   return jumpboxKubectl(l, ['apply', '-f', file]);
 };
 
+/** The lab's cluster.yaml as the suite found it (undefined: there was none), put back at the end. */
+let clusterYamlBefore: string | undefined;
+const SNAPSHOTS_YAML = '\n# scheduled snapshots (etcd-snapshot.test.ts; removed at its end)\netcd:\n  snapshots:\n    every: 1m\n    keep: 2\n';
+const clusterYaml = (l: Lab) => join(l.dir, 'cluster.yaml');
+/** The scheduled snapshot runs that saved one, by the name each was saved under (oldest first), from the service's journal. */
+const savedRuns = async (l: Lab, m: string) => [...(await l.run(m, 'journalctl -u hardway-etcd-snapshot.service --no-pager -o cat 2>&1; true'))
+  .matchAll(/Snapshot saved at \/var\/backups\/etcd-snapshots\/\.(etcd-snapshot-\d{8}T\d{6}Z\.db)/g)].map((x) => x[1]!);
+
 describe(`hardway etcd snapshot save and restore on a real ${SERVERS}+${WORKERS} lab`, () => {
   let saved = '';
+  /** The scheduled snapshot fetched to backups/: what the restore test restores. */
+  let fetched = '';
 
   beforeAll(async () => {
     const l = lab();
     if (SERVERS > 1) await prepareClusterProject(l);
+    clusterYamlBefore = existsSync(clusterYaml(l)) ? readFileSync(clusterYaml(l), 'utf8') : undefined;
+    writeFileSync(clusterYaml(l), (clusterYamlBefore ?? '') + SNAPSHOTS_YAML);
     await hardway(l, ['up', '--keep-going', '--ready-timeout', '180']);
     await apply(l, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await apply(l, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kept', namespace: NS }, data: { answer: '42' } });
@@ -93,13 +109,40 @@ describe(`hardway etcd snapshot save and restore on a real ${SERVERS}+${WORKERS}
     for (const m of servers(l)) expect(await l.run(m, 'ls -d /var/lib/etcd* /var/lib/hardway/etcd-restore 2>/dev/null; true')).toBe('/var/lib/etcd\n');
   });
 
+  it('scheduled: the timer saved at least 3, list shows the newest 2 (time, size, revision), fetch copies the newest to backups/ (0600)', async () => {
+    const l = lab();
+    const m = servers(l)[0]!;
+    expect(await l.run(m, 'systemctl is-enabled hardway-etcd-snapshot.timer; systemctl is-active hardway-etcd-snapshot.timer; stat -c %a /var/backups/etcd-snapshots')).toBe('enabled\nactive\n700\n');
+    const started = Date.now();
+    // The first at a minute after `up` started the timer, then one a minute.
+    await eventually(async () => expect((await savedRuns(l, m)).length).toBeGreaterThanOrEqual(3), 300);
+    console.log(`3 scheduled snapshots after another ${((Date.now() - started) / 1000).toFixed(0)} s of this test`);
+    // Read both at once-ish: a run may land between, so the list is compared with the journal read after it.
+    const list = await hardway(l, ['etcd', 'snapshot', 'list']);
+    const runs = await savedRuns(l, m);
+    const listed = [...list.matchAll(/^(\S+Z) +(\d+) bytes {2}revision (\d+) {2}(etcd-snapshot-\S+\.db)$/gm)].map((x) => ({ time: x[1]!, size: Number(x[2]), revision: Number(x[3]), name: x[4]! }));
+    expect(list).toContain(`2 scheduled snapshot(s) on ${m} in /var/backups/etcd-snapshots (taken every 1m, the newest 2 kept), newest first:`);
+    expect(listed.map((x) => x.name)).toEqual(runs.slice(-2).reverse());
+    expect(listed.map((x) => x.time.replace(/[-:]/g, ''))).toEqual(listed.map((x) => x.name.slice('etcd-snapshot-'.length, -'.db'.length)));
+    for (const x of listed) expect(x.size).toBeGreaterThan(100_000);
+    expect((await l.run(m, 'stat -c "%a %n" /var/backups/etcd-snapshots/*')).trim().split('\n')).toEqual(runs.slice(-2).map((n) => `600 /var/backups/etcd-snapshots/${n}`));
+    const out = await hardway(l, ['etcd', 'snapshot', 'fetch', listed[0]!.name]);
+    fetched = join(l.dir, 'backups', listed[0]!.name);
+    expect(out).toMatch(new RegExp(`^Fetched ${listed[0]!.name.replace(/\./g, '\\.')} from ${m} to backups/${listed[0]!.name.replace(/\./g, '\\.')} \\(mode 0600\\): revision ${listed[0]!.revision}, `));
+    expect(statSync(fetched).mode & 0o777).toBe(0o600);
+    expect(statSync(join(l.dir, 'backups')).mode & 0o777).toBe(0o700);
+    expect((await status(l, fetched)).revision).toBe(listed[0]!.revision);
+  });
+
   it('save, delete a namespace, restore: the namespace is back, the old data dir kept, no copy of the snapshot left', async () => {
     const l = lab();
+    // The scheduled snapshot fetched above (taken after the namespace was made), restored as one saved by hand is.
+    expect(fetched).not.toBe('');
     await jumpboxKubectl(l, ['delete', 'namespace', NS, '--wait=true', '--timeout=120s']);
     expect(await jumpboxKubectl(l, ['get', 'namespaces', '-o', 'name'])).not.toContain(`namespace/${NS}`);
     const logs = readdirSync(join(l.dir, 'logs'));
     const started = Date.now();
-    const out = await hardway(l, ['etcd', 'snapshot', 'restore', saved, '--yes']);
+    const out = await hardway(l, ['etcd', 'snapshot', 'restore', fetched, '--yes']);
     // Printed, not asserted: speed belongs in benchmarks, and this host is shared.
     console.log(`etcd snapshot restore on the ${SERVERS}+${WORKERS} lab: ${((Date.now() - started) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(1)})`);
     expect(out).toMatch(/^7\/7 remove the copies of the snapshot$/m);
@@ -146,4 +189,31 @@ describe(`hardway etcd snapshot save and restore on a real ${SERVERS}+${WORKERS}
     expect(up.code, up.stderr).toBe(0);
     expect(up.json.changed, JSON.stringify(up.json.results.filter((r) => r.changes > 0))).toBe(0);
   });
+
+  it('etcd.snapshots removed from cluster.yaml: up stops the timer and removes its files, the snapshots stay; then up changes nothing', async () => {
+    const l = lab();
+    const m = servers(l)[0]!;
+    putBack(l);
+    const up = await runJson(l, ['up']);
+    expect(up.code, up.stderr).toBe(0);
+    expect(up.json.results.filter((r) => r.changes > 0).map((r) => `${r.step} ${r.machine}`)).toEqual([`etcd-snapshots ${m}`]);
+    expect(await l.run(m, 'systemctl is-active hardway-etcd-snapshot.timer; ls /usr/local/bin/hardway-etcd-snapshot /etc/systemd/system/hardway-etcd-snapshot.service /etc/systemd/system/hardway-etcd-snapshot.timer 2>&1; ls /var/backups/etcd-snapshots | wc -l; true'))
+      .toMatch(/^inactive\n(ls: cannot access .*No such file or directory\n){3}2\n$/);
+    const again = await runJson(l, ['up']);
+    expect(again.json.changed, JSON.stringify(again.json.results.filter((r) => r.changes > 0))).toBe(0);
+  });
+});
+
+/** cluster.yaml as the suite found it. */
+function putBack(l: Lab): void {
+  if (clusterYamlBefore === undefined) rmSync(clusterYaml(l), { force: true });
+  else writeFileSync(clusterYaml(l), clusterYamlBefore);
+}
+
+// After a failure before the last test: cluster.yaml put back and the timer removed for the next suite.
+afterAll(async () => {
+  const l = lab();
+  if ((existsSync(clusterYaml(l)) ? readFileSync(clusterYaml(l), 'utf8') : undefined) === clusterYamlBefore) return;
+  putBack(l);
+  await l.hardway(['up', '--keep-going', '--ready-timeout', '180']);
 });

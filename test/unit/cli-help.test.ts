@@ -176,6 +176,7 @@ describe('did you mean', () => {
     [['up', '--nodes', 'x'], 'unknown option --nodes for "hardway up"', 'did you mean --node?'],
     [['doctor', '--verbos'], 'unknown option --verbos for "hardway doctor"', 'did you mean --verbose?'],
     [['reset', '--delete-data', 'etc'], '--delete-data does not know "etc"', 'did you mean "etcd"?'],
+    [['up', '--ignore-preflight', 'clock', '--ignore-preflight', 'etcd-dsk'], '--ignore-preflight does not know "etcd-dsk"', 'did you mean "etcd-disk"?'],
   ])('hardway %j: exit 2, the error, then the suggestion', async (args, message, hint) => {
     const r = await hw(...args);
     expect(r.code).toBe(2);

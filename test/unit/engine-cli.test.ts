@@ -85,7 +85,7 @@ describe('remote command output', () => {
     const onlyPinHosts = { 'pin-hosts': STEPS['pin-hosts'] };
     const r = await runCommand('up', ['--json'], dir, fakes, undefined, onlyPinHosts);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/"hardway up" is not implemented yet: steps distribute, bootstrap-etcd, .*, verify not available/);
+    expect(r.stderr).toMatch(/"hardway up" is not implemented yet: steps preflight, distribute, bootstrap-etcd, .*, verify not available/);
     expect(r.stderr).toContain('hint: --only pin-hosts runs what exists');
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, results: [] });
     for (const f of fakes.values()) expect(f.commands).toEqual([]);

@@ -19,9 +19,10 @@ describe('step lanes', () => {
     const up = remoteEntry('up').steps;
     const { names, lanes } = stepOrder(up, new Set(stepNames(up)));
     expect(lanes.map((segment) => segment.map((lane) => lane.map((i) => names[i])))).toEqual([
+      [['preflight']],
       [['pin-hosts']],
       [['distribute']],
-      [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac'], ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy']],
+      [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', 'etcd-snapshots'], ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy']],
       [['routes']],
       [['dns']],
       [['verify']],

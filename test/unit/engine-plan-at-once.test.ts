@@ -189,3 +189,43 @@ describe('planning every step at once', () => {
     });
   });
 });
+
+describe('preflight in the at-once round', () => {
+  /** What a machine hardway can run on answers the preflight checks' probes (its clock `offS` off). */
+  const preflightAnswers = (f: ReturnType<typeof fakeCluster> extends Map<string, infer T> ? T : never, offS = 0) => {
+    const ok = (stdout: string) => ({ code: 0, stdout, stderr: '' });
+    f.handlers.push(
+      [/^ls -1d -- \/run\/systemd\/system 2>\/dev\/null; :$/, () => ok('/run/systemd/system\n')],
+      [/^command -v ss >\/dev\/null \|\| /, () => ok('')],
+      [/^if \[ -e \/proc\/sys\/net\/bridge\/bridge-nf-call-iptables \]/, () => ok('present\n')],
+      [/^date \+%s$/, () => ok(`${Math.floor(Date.now() / 1000) + offS}\n`)],
+      [/^df -Pk \/var\/lib 2>\/dev\/null$/, () => ok('Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/vda 263174212 28000000 78000000 27% /\n')],
+      [/^if \[ -f \/sys\/fs\/cgroup\/cgroup\.controllers \]/, () => ok('v2 cpu memory pids\n')],
+      [/^dpkg-query -W -f=/, () => ok('socat install ok installed\nconntrack install ok installed\nipset install ok installed\nkmod install ok installed\niptables install ok installed\n')],
+      [/^command -v apt-get >\/dev\/null && echo apt;/, () => ok('apt\n1\n')],
+    );
+  };
+
+  it("a no-op rerun asks each machine once, preflight's probes included; a failed check is reported from that same round", async () => {
+    const { preflightStep } = await import('../../src/steps/preflight.ts');
+    const inv = inventoryOf();
+    const fakes = fakeCluster(inv);
+    for (const f of fakes.values()) preflightAnswers(f);
+    const withPreflight = [preflightStep, ...steps];
+    expect((await runEngine(withPreflight, inv, fakes)).result).toMatchObject({ ok: true, changed: 9 });
+    reset(fakes);
+    const again = await runEngine(withPreflight, inv, fakes);
+    expect(again.result).toMatchObject({ ok: true, changed: 0 });
+    expect(batches(fakes)).toEqual([1, 1, 1]);
+    expect(fakes.get('node-1')!.commands).toContain('facts: probe date +%s');
+    // node-1's clock a minute behind: the rerun still asks each machine once, and says why node-1 fails.
+    const late = fakeCluster(inv);
+    for (const [name, f] of late) {
+      preflightAnswers(f, name === 'node-1' ? -60 : 0);
+      for (const [path, file] of fakes.get(name)!.files) f.files.set(path, file);
+    }
+    const failed = await runEngine(withPreflight, inv, late);
+    expect(batches(late)).toEqual([1, 1, 1]);
+    expect(failed.result.results.filter((r) => r.status === 'failed').map((r) => `${r.step}@${r.machine}: ${r.error}`)).toEqual([expect.stringMatching(/^preflight@node-1: \[preflight clock\] on node-1: its clock is [56]\d s behind the jumpbox's;/)]);
+  });
+});

@@ -46,7 +46,7 @@ describe('progress and summary against machines that do not answer', () => {
     const r = await hardway(p, 'up', '--keep-going', '-i', KEY);
     expect(r.code).toBe(1);
     const lines = r.stdout.split('\n').filter((l) => !l.startsWith('pki: ') && !l.startsWith('warning: '));
-    expect(lines[0]).toMatch(/^==> pin-hosts: /);
+    expect(lines[0]).toMatch(/^==> preflight: /);
     expect(new Set(lines.slice(1, 4))).toEqual(new Set(MACHINES.map((m) => `${m}: connecting to root@127.0.0.9:9`)));
     // Each machine's error once, whatever the number of steps; the summary has a line per machine.
     expect(r.stdout.split(GAVE_UP)).toHaveLength(MACHINES.length + 1);

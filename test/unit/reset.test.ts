@@ -28,6 +28,7 @@ import { STEP_OPTIONS } from '../../src/steps/options.ts';
 import { pinHostsStep } from '../../src/steps/pin-hosts.ts';
 import { resetStep } from '../../src/steps/reset.ts';
 import { routesStep } from '../../src/steps/routes.ts';
+import { etcdSnapshotsStep } from '../../src/steps/etcd-snapshots.ts';
 import { HARDWAY_DIR, installedOn, PACKAGES_RECORD, SWAP_MASK_RECORD } from '../../src/steps/support/installed.ts';
 import { emptiedDirs, resetChanges, STOP_PODS, type ResetFacts } from '../../src/steps/support/reset-plan.ts';
 import { workerOsStep } from '../../src/steps/worker-os.ts';
@@ -162,6 +163,20 @@ describe('reset on machines every step of up built', () => {
       if (name === 'node-0') expect([t.state.packagesMissing.sort(), t.state.swapMasked]).toEqual([['conntrack', 'ipset', 'socat'], false]);
     });
   }
+
+  it('server with scheduled snapshots: reset stops the timer and removes its files even once etcd.snapshots is unset, the snapshots kept, then plans nothing', async () => {
+    const base = await project();
+    const on: Inventory = { ...base, settings: { ...base.settings, etcd: { snapshots: { every: '1h', everySeconds: 3600, keep: 2 } } } };
+    const t = bootedMachine('server');
+    for (const step of [...UP_STEPS, etcdSnapshotsStep]) await converge(step, on, t);
+    expect(t.state.units.get('hardway-etcd-snapshot.timer')).toEqual({ enabled: 'enabled', active: 'active' });
+    const planned = await converge(resetStep, base, t);
+    expect(planned.find((l) => l.startsWith('run: systemctl disable --now '))).toMatch(/^run: systemctl disable --now hardway-etcd-snapshot\.timer /);
+    expect([...t.files.keys()].filter((p) => p.includes('etcd-snapshot'))).toEqual([]);
+    expect(t.state.units.get('hardway-etcd-snapshot.timer')?.active).toBe('inactive');
+    expect(planned.join('\n')).not.toContain('/var/backups');
+    expect(await converge(resetStep, base, t)).toEqual([]);
+  });
 
   it("server: etcd's data stays unless asked for by name, and the plan says so", async () => {
     const { t } = built.get('server')!;

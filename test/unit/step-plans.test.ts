@@ -19,6 +19,7 @@ import { kubeProxyStep } from '../../src/steps/kube-proxy.ts';
 import { kubeletRbacStep, liveObjectsMatch, RBAC_MANIFEST } from '../../src/steps/kubelet-rbac.ts';
 import { kubeletStep } from '../../src/steps/kubelet.ts';
 import { routesStep } from '../../src/steps/routes.ts';
+import { etcdSnapshotsStep } from '../../src/steps/etcd-snapshots.ts';
 import { workerOsStep } from '../../src/steps/worker-os.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
 import { FakeMachineError } from '../fixtures/fake-transport.ts';
@@ -169,5 +170,45 @@ describe('kubelet-rbac compares the live objects field by field', () => {
     expect(liveObjectsMatch(live((i) => i.pop()))).toBe(false);
     expect(liveObjectsMatch(live((i) => (i[0].rules[0].verbs = ['get'])))).toBe(false);
     expect(liveObjectsMatch(live((i) => i[1].subjects.push({ kind: 'User', name: 'mallory' })))).toBe(false);
+  });
+});
+
+describe('etcd-snapshots: the timer on the first control plane while etcd.snapshots is set, removed once it is not', () => {
+  const withSnapshots = (inv: Inventory, every: string, seconds: number): Inventory => ({ ...inv, settings: { ...inv.settings, etcd: { snapshots: { every, everySeconds: seconds, keep: 2 } } } });
+
+  it('fresh machine -> directory, script, units, timer enabled and started; converged -> none; a new interval restarts the timer; off -> removed; then none', async () => {
+    const base = await project();
+    const server = base.machines.find((m) => m.hostname === 'server')!;
+    const t = debianMachine('server');
+    const on = withSnapshots(base, '1m', 60);
+    const plan = async (inv: Inventory) => (await planOn(etcdSnapshotsStep, inv, server, t)).map(describeChange);
+    expect(await plan(base), 'off on a machine that never had it').toEqual([]);
+    const fresh = await planOn(etcdSnapshotsStep, on, server, t);
+    const lines = fresh.map(describeChange);
+    expect(lines.map((l) => l.replace(/ \(.*$/, '').split(' ').slice(0, 4).join(' '))).toEqual([
+      'run: install -d -m',
+      'put /usr/local/bin/hardway-etcd-snapshot 0755 root:root',
+      'put /etc/systemd/system/hardway-etcd-snapshot.service 0644 root:root',
+      'put /etc/systemd/system/hardway-etcd-snapshot.timer 0644 root:root',
+      'run: systemctl enable --no-reload',
+      'run: { systemctl start',
+    ]);
+    expect(t.changesRun).toEqual([]);
+    for (const c of fresh) await applyChange(t, c);
+    const script = t.files.get('/usr/local/bin/hardway-etcd-snapshot')!.content.toString();
+    expect(script).toContain('snapshot save "$dir/.$name"');
+    expect(script).toContain('tail -n +3 |');
+    expect(t.files.get('/etc/systemd/system/hardway-etcd-snapshot.timer')!.content.toString()).toContain('OnUnitActiveSec=60s');
+    expect(await plan(on)).toEqual([]);
+    // Another interval: the timer file, systemd's reload, and the timer restarted with it.
+    const hourly = await plan(withSnapshots(base, '1h', 3600));
+    expect(hourly.map((l) => l.split(' ').slice(0, 3).join(' '))).toEqual(['put /etc/systemd/system/hardway-etcd-snapshot.timer 0644', 'run: systemctl daemon-reload', 'run: { systemctl']);
+    expect(hourly[2]).toMatch(/^run: \{ systemctl restart hardway-etcd-snapshot.timer /);
+    // Off: the timer stopped and its files removed, the snapshots left where they are.
+    const off = await planOn(etcdSnapshotsStep, base, server, t);
+    expect(off.map(describeChange)).toEqual(['run: { systemctl disable --now hardway-etcd-snapshot.timer || :; } && rm -f /usr/local/bin/hardway-etcd-snapshot /etc/systemd/system/hardway-etcd-snapshot.service /etc/systemd/system/hardway-etcd-snapshot.timer && systemctl daemon-reload (etcd.snapshots is not set in cluster.yaml (the snapshots taken stay in place))']);
+    for (const c of off) await applyChange(t, c);
+    expect(await plan(base)).toEqual([]);
+    expect(t.state.snapshotsDirMode).toBe('700');
   });
 });

@@ -60,18 +60,22 @@ export interface Installed {
  */
 export function installedOn(inv: Inventory, machine: Machine, cniPlugins: readonly string[] = []): Installed {
   const rendered = renderMachine(inv, machine).filter((f) => f.mergeInto === undefined).map((f) => f.path);
-  // The routes unit counts on every machine: one that needs no route now may have had one.
-  const units = [...new Set([...rendered, ANY.routesUnit])].filter((p) => p.startsWith(`${ANY.units}/`) && p.endsWith('.service'));
+  // The routes unit counts on every machine: one that needs no route now may have had one; the
+  // scheduled snapshots' files on every control plane, as etcd.snapshots may have been set before.
+  const snapshots = machine.role === 'control-plane' ? [SERVER.etcdSnapshotScript, SERVER.etcdSnapshotService, SERVER.etcdSnapshotTimer] : [];
+  const all = [...new Set([...rendered, ANY.routesUnit, ...snapshots])];
+  // A timer is stopped like a service (before the service it starts: the reverse of install order).
+  const units = all.filter((p) => p.startsWith(`${ANY.units}/`) && (p.endsWith('.service') || p.endsWith('.timer')));
   const binaries = Object.entries(BINARY_DIRS).filter(([, dir]) => (machine.role === 'worker') === (dir === 'worker')).map(([name]) => `${SERVER.bin}/${name}`);
   const plugins = machine.role === 'worker' ? [...new Set([...REQUIRED_CNI_PLUGINS, ...cniPlugins])].map((p) => `${WORKER.cniBin}/${p}`) : [];
-  const files = [...new Set([...rendered, ...units, ...placements(inv, machine).map((p) => p.to), ...binaries, ...plugins])];
+  const files = [...new Set([...all, ...placements(inv, machine).map((p) => p.to), ...binaries, ...plugins])];
   const data = RUNTIME_DATA[machine.role];
   // A directory inside the data goes with it.
   const dirs = leftDirs(files).filter((d) => !data.some((x) => d === x || d.startsWith(`${x}/`)));
   return { files, services: units.map(serviceOf).reverse(), data, dirs };
 }
 
-/** `/etc/systemd/system/kubelet.service` -> `kubelet`. */
+/** `/etc/systemd/system/kubelet.service` -> `kubelet` (a timer keeps its kind: `x.timer`). */
 function serviceOf(unit: string): string {
   return unit.slice(ANY.units.length + 1).replace(/\.service$/, '');
 }

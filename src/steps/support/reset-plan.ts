@@ -157,7 +157,7 @@ function stopServices(services: string[], f: ResetFacts): ExecChange[] {
 }
 
 function unitFile(service: string): string {
-  return `${ANY.units}/${service}.service`;
+  return service.includes('.') ? `${ANY.units}/${service}` : `${ANY.units}/${service}.service`;
 }
 
 /** The directories (deepest first) that hold nothing once `removed` and the emptied ones below are gone. */
