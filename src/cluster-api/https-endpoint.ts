@@ -29,7 +29,7 @@ export const CONNECT_TIMEOUT_MS = 3000;
 /** Milliseconds an answer may take once connected (a server-side apply or a list). */
 export const ANSWER_TIMEOUT_MS = 15_000;
 
-/** An HTTPS endpoint (host, port) with its keep-alive agent; `get`, `patch` and `delete` return the status and body. */
+/** An HTTPS endpoint (host, port) with its keep-alive agent; `get`, `patch`, `put` and `delete` return the status and body. */
 export class HttpsEndpoint {
   private readonly agent: Agent;
 
@@ -50,6 +50,11 @@ export class HttpsEndpoint {
   /** PATCH path with body of that content type. */
   patch(path: string, body: string, contentType: string): Promise<HttpAnswer> {
     return this.send('PATCH', path, body, contentType);
+  }
+
+  /** PUT path with a JSON body (an update of the whole object). */
+  put(path: string, body: string): Promise<HttpAnswer> {
+    return this.send('PUT', path, body, 'application/json');
   }
 
   /** DELETE path (with a JSON body, e.g. DeleteOptions, when given). */

@@ -68,7 +68,7 @@ export async function renewCa(inv: Inventory, ctx: CliContext, force: boolean, m
 }
 
 /** What distribute would change on each machine (a dry run over SSH): the machines not up to date with pki/. */
-async function distributeWouldChange(inv: Inventory, ctx: CliContext): Promise<string[]> {
+export async function distributeWouldChange(inv: Inventory, ctx: CliContext): Promise<string[]> {
   const [{ remoteEntry }, { runRemote }] = await Promise.all([import('../command-table.ts'), import('./remote.ts')]);
   say(ctx.stdout, `checking that every machine holds pki/'s CA files (what hardway distribute --dry-run would change)...`);
   const quiet = new PassThrough();
