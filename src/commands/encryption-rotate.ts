@@ -107,8 +107,8 @@ export function liveRotationDeps(inv: Inventory, ctx: CliContext): RotationDeps 
       const api = ClusterApi.forRun(inv);
       const server = api?.apiServer();
       if (!api || !server) {
-        throw new FailureError('the rewrite of every Secret asks the API server straight from the jumpbox (with pki/admin.crt), which this project cannot (ssh.jumpHost, or no admin certificate in pki/)',
-          `run on a control-plane machine: kubectl get secrets -A -o json | kubectl replace -f - , then ${ROTATE_LINE} again`);
+        throw new FailureError('the rewrite of every Secret asks the API server straight from the jumpbox (with pki/admin.crt), which this project cannot (ssh.jumpHost, or no admin certificate in pki/); the old key stays until it is done',
+          `behind ssh.jumpHost a rotation is not supported yet; otherwise run hardway certs and hardway kubeconfigs, then ${ROTATE_LINE} again`);
       }
       try {
         return await rewriteSecrets(server);
