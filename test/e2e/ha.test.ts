@@ -70,25 +70,27 @@ async function etcdHealth(l: Lab, server: string): Promise<string[]> {
 
 const ip = (l: Lab, host: string) => l.machines.find((m) => m.hostname === host)!.ip;
 
-/** One round of the API poller: when it started and the servers that did not answer. */
+/** One round of the API poller: when it started, the servers that did not answer and what kubectl said for each. */
 interface Round {
   at: number;
   failed: string[];
+  why: string[];
 }
 
 /** Asks every API server directly from this host, all at once, every second, until stopped (a GET that reads etcd). */
 function apiPoller(l: Lab): { stop(): Promise<Round[]> } {
   const rounds: Round[] = [];
   let running = true;
-  const ask = (server: string) => new Promise<boolean>((done) => {
+  // undefined: answered; else the first line kubectl printed (a timeout, a refused connection, a 5xx).
+  const ask = (server: string) => new Promise<string | undefined>((done) => {
     execFile('kubectl', ['--kubeconfig', join(l.dir, 'pki/jumpbox.kubeconfig'), `--server=https://${ip(l, server)}:6443`, '--request-timeout=3s', 'get', '--raw', '/api/v1/namespaces/default'],
-      (err) => done(!err));
+      (err, _out, stderr) => done(err ? `${server}: ${String(stderr).trim().split('\n')[0] ?? err.message}` : undefined));
   });
   const loop = (async () => {
     while (running) {
       const at = Date.now();
       const answers = await Promise.all(SERVERS.map(ask));
-      rounds.push({ at, failed: SERVERS.filter((_, i) => !answers[i]) });
+      rounds.push({ at, failed: SERVERS.filter((_, i) => answers[i] !== undefined), why: answers.filter((a): a is string => a !== undefined) });
       await new Promise((r) => setTimeout(r, Math.max(0, at + 1000 - Date.now())));
     }
   })();
@@ -203,8 +205,11 @@ describe('three control-plane machines and two workers with the real Kubernetes 
     const l = lab();
     const oldCa = (await l.run('server-0', 'openssl x509 -noout -fingerprint -sha256 -in /etc/etcd/ca.crt')).trim();
     const poller = apiPoller(l);
-    try {
+    const marks: string[] = [];
+    // The stages' own failure, if any, is the one reported (the poller's verdict would hide it in a finally).
+    const stages = (async () => {
       for (const stage of ['1/3 (start)', '2/3 (switch)', '3/3 (finish)']) {
+        marks.push(`${new Date().toISOString()} ${stage} begins`);
         const renew = await l.hardway(['certs', '--renew-ca', 'etcd-ca', '--yes']);
         expect(renew.code, `${stage}: ${renew.stderr}`).toBe(0);
         expect(renew.stdout).toContain(`etcd CA rotation ${stage}`);
@@ -212,13 +217,15 @@ describe('three control-plane machines and two workers with the real Kubernetes 
         expectNoFailures(run.json);
         for (const s of SERVERS) expect((await etcdHealth(l, s)).map((h) => h.replace(/: .*$/, '')), `${stage}, asked on ${s}`).toEqual(healthyMembers(l));
       }
-    } finally {
-      const rounds = await poller.stop();
-      console.log(`etcd CA rotation: ${rounds.length} rounds of the API poller, ${rounds.filter((r) => r.failed.length > 0).length} with a server away`);
-      expect(rounds.length).toBeGreaterThan(10);
-      expect(rounds.filter((r) => r.failed.length === SERVERS.length).map((r) => new Date(r.at).toISOString())).toEqual([]);
-      expect(rounds.filter((r) => r.failed.length > 1).map((r) => `${new Date(r.at).toISOString()} ${r.failed.join(',')}`)).toEqual([]);
-    }
+    })().then(() => undefined, (e: unknown) => e);
+    const failed = await stages;
+    const rounds = await poller.stop();
+    if (failed) throw failed;
+    const away = (r: Round) => `${new Date(r.at).toISOString()} ${r.why.join('; ')}`;
+    console.log(`etcd CA rotation: ${rounds.length} rounds of the API poller, ${rounds.filter((r) => r.failed.length > 0).length} with a server away; ${marks.join(', ')}`);
+    expect(rounds.length).toBeGreaterThan(10);
+    expect(rounds.filter((r) => r.failed.length === SERVERS.length).map(away)).toEqual([]);
+    expect(rounds.filter((r) => r.failed.length > 1).map(away)).toEqual([]);
     // Every member serves a certificate of the new CA alone, and trusts it alone.
     const newCa = (await l.run('server-0', 'openssl x509 -noout -fingerprint -sha256 -in /etc/etcd/ca.crt')).trim();
     expect(newCa).not.toBe(oldCa);
