@@ -10,6 +10,10 @@ export const PKI = {
   caNext: { crt: 'pki/ca-next.crt', key: 'pki/ca-next.key' },
   /** After the switch of a CA rotation: the old cluster CA, still trusted until the rotation ends, then kept. */
   caPrevious: { crt: 'pki/ca-previous.crt', key: 'pki/ca-previous.key' },
+  /** During a rotation of the etcd CA (`certs --renew-ca etcd-ca`): the new etcd CA, trusted but not signing yet. */
+  etcdCaNext: { crt: 'pki/etcd-ca-next.crt', key: 'pki/etcd-ca-next.key' },
+  /** After the switch of an etcd CA rotation: the old etcd CA, still trusted until the rotation ends, then kept. */
+  etcdCaPrevious: { crt: 'pki/etcd-ca-previous.crt', key: 'pki/etcd-ca-previous.key' },
   /** `name` is a cluster-wide identity (admin, kube-proxy, kube-api-server, etcd-client, ...), never a machine name. */
   crt: (name: string) => `pki/${name}.crt`,
   key: (name: string) => `pki/${name}.key`,

@@ -56,7 +56,7 @@ export function checkCertificates(inv: Inventory, now: Date): CheckReport {
   for (const ca of caIdentities()) {
     const verdict = judge(ca.name, ca.files, () =>
       inspect({ profile: profileOf(ca), crtPem: readOptional(at(ca.files.crt)), keyPem: readOptional(at(ca.files.key)), issuer: 'self', now }),
-      ca.name === 'ca' ? caRotationCommand() : caRenewal(ca.name));
+      caRotationCommand('', ca.name));
     if (verdict.certificate) cas.set(ca.name, verdict.certificate);
   }
   for (const id of identitiesFor(inv)) {
@@ -96,9 +96,9 @@ export const CA_ROTATION_STAGES = ['start', 'switch', 'finish'] as const;
  * docs): the command as typed (it needs no --yes: each stage is a run of its own, and switch and
  * finish refuse while a machine is behind), with `projectArgs` (e.g. " --dir DIR") after each command.
  */
-export function caRotationCommand(projectArgs = ''): string {
+export function caRotationCommand(projectArgs = '', name: CaName = 'ca'): string {
   const n = CA_ROTATION_STAGES.length;
-  return `hardway certs --renew-ca --yes${projectArgs}, ${n} times (${CA_ROTATION_STAGES.join(', ')}), each followed by hardway distribute${projectArgs}; see hardway certs --help`;
+  return `hardway certs --renew-ca${name === 'ca' ? '' : ` ${name}`} --yes${projectArgs}, ${n} times (${CA_ROTATION_STAGES.join(', ')}), each followed by hardway distribute${projectArgs}; see hardway certs --help`;
 }
 
 /** The warning for a CA whose key is not in pki/ (kept offline): what works without it and what does not. */
@@ -110,9 +110,7 @@ const isCa = (name: string) => caIdentities().some((c) => c.name === name);
 
 /** How to replace a CA whose end is near or past: hardway never does it by itself (every component trusts it). */
 export function caRenewal(name: CaName): string {
-  return name === 'ca'
-    ? `hardway never replaces a CA by itself (every component trusts it): rotate it with ${caRotationCommand()}`
-    : `hardway never replaces a CA by itself, and --renew-ca rotates the cluster CA only: to replace the etcd CA, move ${PKI.etcdCa.crt} and ${PKI.etcdCa.key} out of pki/ (keep them), then run hardway certs and hardway distribute (etcd and the API servers restart with the new one)`;
+  return `hardway never replaces a CA by itself (every component trusts it): rotate it with ${caRotationCommand('', name)}`;
 }
 
 /** The commands that renew one leaf and install it: what a warning, doctor and the README say. */

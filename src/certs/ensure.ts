@@ -174,7 +174,8 @@ export function existingCa(ca: CaIdentity, crtPem: string | undefined, keyPem: s
 
 /** Leaf certificates in pki/ and pki/machines/<hostname>/ that the inventory no longer names (e.g. a removed worker). */
 function unusedCertificates(inv: Inventory, ids: Identity[]): string[] {
-  const known = new Set([...ids.map((i) => i.files.crt), ...caIdentities().map((c) => c.files.crt), PKI.caNext.crt, PKI.caPrevious.crt]);
+  const known = new Set([...ids.map((i) => i.files.crt), ...caIdentities().map((c) => c.files.crt),
+    PKI.caNext.crt, PKI.caPrevious.crt, PKI.etcdCaNext.crt, PKI.etcdCaPrevious.crt]);
   const crts = (rel: string) => readdirSync(join(inv.dir, rel), { withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith('.crt')).map((e) => `${rel}/${e.name}`);
   const machinesDir = join(inv.dir, PKI.machinesDir);

@@ -104,7 +104,7 @@ export function assertDistinctFiles(ids: Array<Pick<Identity, 'name' | 'files'>>
     owner.set(file, who);
   };
   for (const ca of caIdentities()) for (const f of [ca.files.crt, ca.files.key]) claim(f, `CA ${ca.name}`);
-  for (const f of [PKI.caNext.crt, PKI.caNext.key, PKI.caPrevious.crt, PKI.caPrevious.key]) claim(f, 'the CA rotation');
+  for (const f of [PKI.caNext, PKI.caPrevious, PKI.etcdCaNext, PKI.etcdCaPrevious].flatMap((x) => [x.crt, x.key])) claim(f, 'a CA rotation');
   claim(PKI.encryptionConfig, 'the encryption config');
   for (const id of ids) for (const f of [id.files.crt, id.files.key]) claim(f, `certificate ${id.name}`);
   for (const k of kubeconfigs) claim(k.file, `kubeconfig ${k.name}`);

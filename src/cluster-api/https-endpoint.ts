@@ -63,7 +63,7 @@ export function isCertificateError(e: unknown): boolean {
   return typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ALERT_UNKNOWN_CA|ALERT_BAD_CERTIFICATE/.test(code);
 }
 
-/** An HTTPS endpoint (host, port) with its keep-alive agent; `get`, `patch` and `delete` return the status and body. */
+/** An HTTPS endpoint (host, port) with its keep-alive agent; `get`, `patch`, `put` and `delete` return the status and body. */
 export class HttpsEndpoint {
   private readonly agent: Agent;
   private readonly limits: Limits;
@@ -86,6 +86,11 @@ export class HttpsEndpoint {
   /** PATCH path with body of that content type. */
   patch(path: string, body: string, contentType: string): Promise<HttpAnswer> {
     return this.send('PATCH', path, body, contentType);
+  }
+
+  /** PUT path with a JSON body (an update of the whole object). */
+  put(path: string, body: string): Promise<HttpAnswer> {
+    return this.send('PUT', path, body, 'application/json');
   }
 
   /** DELETE path (with a JSON body, e.g. DeleteOptions, when given). */

@@ -7,8 +7,10 @@ import { identitiesFor } from '../certs/identities.ts';
 import { renewSelection } from '../certs/renew.ts';
 import { InputError } from '../errors.ts';
 import { writeKubeconfigs } from '../certs/write-kubeconfigs.ts';
-import { renewCa, ROTATION_WOULD } from './certs-ca.ts';
+import { renewCa, rotationWould } from './certs-ca.ts';
 import { rotationStage } from '../certs/ca-rotation.ts';
+import { caIdentities, type CaName } from '../certs/identities.ts';
+import { closest, didYouMean } from '../ui/suggest.ts';
 import { previewPki } from '../certs/pki-preview.ts';
 import { withRunLock } from '../engine/lock.ts';
 import { loadInventory } from '../inventory.ts';
@@ -17,7 +19,7 @@ import { printReport } from './print-report.ts';
 /** Creates the CAs once, then issues or reissues exactly the certificates that no longer match the inventory. */
 export const certsCommand: CommandModule = {
   name: 'certs',
-  args: '[--renew [IDENTITY ...] | --renew-ca [--force]]',
+  args: '[--renew [IDENTITY ...] | --renew-ca [etcd-ca] [--force]]',
   details:
     'The CA and the etcd CA are made once and never replaced. A certificate is reissued only when ' +
     'its subject, names, usages, signing CA or key algorithm no longer match the inventory, its key ' +
@@ -41,7 +43,7 @@ export const certsCommand: CommandModule = {
   options: {
     ...INVENTORY_OPTIONS,
     renew: { type: 'boolean', description: 'reissue the named leaf certificates (every leaf when none is named), new keys included' },
-    'renew-ca': { type: 'boolean', description: 'the next stage of a rotation of the cluster CA (start, switch, finish: see above)' },
+    'renew-ca': { type: 'boolean', description: 'the next stage of a rotation of the cluster CA, or of the etcd CA with "etcd-ca" after it (start, switch, finish: see above)' },
     force: { type: 'boolean', description: '--renew-ca: go ahead although some machine does not hold pki/\'s current CA files' },
     'dry-run': { type: 'boolean', description: 'say what would be issued, reissued or rotated; write nothing' },
     yes: yesOption('--renew of every leaf certificate, or a stage of --renew-ca'),
@@ -53,6 +55,7 @@ export const certsCommand: CommandModule = {
     ['hardway certs --renew kube-api-server node-0/kubelet', 'new keys and certificates for these two; then run "hardway distribute"'],
     ['hardway certs --renew --dry-run', 'which certificates "--renew" with no name would reissue with new keys (every leaf)'],
     ['hardway certs --renew-ca --yes', 'the next stage of a rotation of the cluster CA (start, switch, finish)'],
+    ['hardway certs --renew-ca etcd-ca --yes', 'the next stage of a rotation of the etcd CA (start, switch, finish)'],
   ],
   jsonFields: { lines: [] },
   run: (ctx) => reportLines(ctx, certs),
@@ -65,15 +68,17 @@ async function certs(ctx: CliContext): Promise<number> {
   const dryRun = values['dry-run'] === true;
   if (dryRun && values.yes === true) throw new InputError('--dry-run and --yes together', 'give --dry-run to see what it would do, --yes to do it');
   if (values['renew-ca'] === true) {
-    if (renewing || positionals.length > 0) throw new InputError('--renew-ca goes alone', 'renew the CA first (all its stages), leaves any time with --renew');
+    if (renewing || positionals.length > 1) throw new InputError('--renew-ca goes alone', 'renew the CA first (all its stages), leaves any time with --renew');
+    const name = caNamed(positionals[0]);
     const inv = loadInventory(machinesFile(ctx));
-    const stage = rotationStage(inv.dir);
+    const stage = rotationStage(inv.dir, name);
+    const command = `certs --renew-ca${name === 'ca' ? '' : ` ${name}`}`;
     if (dryRun) {
-      say(stdout, `would ${ROTATION_WOULD[stage]}; nothing was changed`);
+      say(stdout, `would ${rotationWould(stage, name)}; nothing was changed`);
       return 0;
     }
-    if (values.yes !== true) throw needsYes(ctx, 'certs --renew-ca', `would ${ROTATION_WOULD[stage]}`);
-    return withRunLock(inv.dir, 'certs', () => renewCa(inv, ctx, values.force === true));
+    if (values.yes !== true) throw needsYes(ctx, command, `would ${rotationWould(stage, name)}`);
+    return withRunLock(inv.dir, 'certs', () => renewCa(inv, ctx, values.force === true, undefined, name));
   }
   if (values.force === true) throw new InputError('--force goes with --renew-ca only');
   if (!renewing && positionals.length > 0) {
@@ -104,6 +109,16 @@ async function certs(ctx: CliContext): Promise<number> {
     }
     return 0;
   });
+}
+
+/** The CA `--renew-ca` rotates: the cluster CA unless one is named (ca or etcd-ca); another name is a usage error. */
+function caNamed(typed: string | undefined): CaName {
+  const names = caIdentities().map((c) => c.name);
+  if (typed === undefined) return 'ca';
+  const found = names.find((n) => n === typed);
+  if (found) return found;
+  const near = didYouMean(closest(typed, names));
+  throw new InputError(`--renew-ca: "${typed.slice(0, 40)}" is not a CA${near ? `; ${near}` : ''}`, `name one of ${names.join(', ')} (none: the cluster CA)`);
 }
 
 /** Read-only check of every certificate: chain, key, subject, names, expiry. Exit 1 on any problem. */

@@ -3,6 +3,9 @@
 // each, every worker behind its node-local haproxy) and a second `up` changes nothing; with one
 // server stopped (`hardway lab stop`) the nodes stay Ready, kubectl with the jumpbox kubeconfig
 // still answers and a new pod is scheduled and runs; started again, etcd has three healthy members;
+// the etcd CA rotated in its three stages (`certs --renew-ca etcd-ca`, each followed by `distribute`)
+// while the API is asked every second on each server: every round some server answers, none loses
+// two at once, etcd has three healthy members after each stage, and a second `up` changes nothing;
 // `reset --node node-1` leaves Debian's haproxy.cfg as packaged and haproxy running on it.
 //
 // The jumpbox here is this shared host, whose /etc/hosts other labs use too: its kubectl runs in a
@@ -66,6 +69,39 @@ async function etcdHealth(l: Lab, server: string): Promise<string[]> {
 }
 
 const ip = (l: Lab, host: string) => l.machines.find((m) => m.hostname === host)!.ip;
+
+/** One round of the API poller: when it started, the servers that did not answer and what kubectl said for each. */
+interface Round {
+  at: number;
+  failed: string[];
+  why: string[];
+}
+
+/** Asks every API server directly from this host, all at once, every second, until stopped (a GET that reads etcd). */
+function apiPoller(l: Lab): { stop(): Promise<Round[]> } {
+  const rounds: Round[] = [];
+  let running = true;
+  // undefined: answered; else the first line kubectl printed (a timeout, a refused connection, a 5xx).
+  const ask = (server: string) => new Promise<string | undefined>((done) => {
+    execFile('kubectl', ['--kubeconfig', join(l.dir, 'pki/jumpbox.kubeconfig'), `--server=https://${ip(l, server)}:6443`, '--request-timeout=3s', 'get', '--raw', '/api/v1/namespaces/default'],
+      (err, _out, stderr) => done(err ? `${server}: ${String(stderr).trim().split('\n')[0] ?? err.message}` : undefined));
+  });
+  const loop = (async () => {
+    while (running) {
+      const at = Date.now();
+      const answers = await Promise.all(SERVERS.map(ask));
+      rounds.push({ at, failed: SERVERS.filter((_, i) => answers[i] !== undefined), why: answers.filter((a): a is string => a !== undefined) });
+      await new Promise((r) => setTimeout(r, Math.max(0, at + 1000 - Date.now())));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return rounds;
+    },
+  };
+}
 const healthyMembers = (l: Lab) => SERVERS.map((s) => ip(l, s)).sort().map((a) => `https://${a}:2379 is healthy`);
 
 describe('three control-plane machines and two workers with the real Kubernetes v1.20.2 binaries', () => {
@@ -163,6 +199,44 @@ describe('three control-plane machines and two workers with the real Kubernetes 
       return r.json;
     }, 120);
     expectNoFailures(verify);
+  });
+
+  it('certs --renew-ca etcd-ca, 3 stages each followed by distribute: the API answers every second throughout, no two servers away at once, etcd 3/3 healthy after each stage; a second up changes nothing', async () => {
+    const l = lab();
+    const oldCa = (await l.run('server-0', 'openssl x509 -noout -fingerprint -sha256 -in /etc/etcd/ca.crt')).trim();
+    const poller = apiPoller(l);
+    const marks: string[] = [];
+    // The stages' own failure, if any, is the one reported (the poller's verdict would hide it in a finally).
+    const stages = (async () => {
+      for (const stage of ['1/3 (start)', '2/3 (switch)', '3/3 (finish)']) {
+        marks.push(`${new Date().toISOString()} ${stage} begins`);
+        const renew = await l.hardway(['certs', '--renew-ca', 'etcd-ca', '--yes']);
+        expect(renew.code, `${stage}: ${renew.stderr}`).toBe(0);
+        expect(renew.stdout).toContain(`etcd CA rotation ${stage}`);
+        const run = await runJson(l, ['distribute']);
+        expectNoFailures(run.json);
+        for (const s of SERVERS) expect((await etcdHealth(l, s)).map((h) => h.replace(/: .*$/, '')), `${stage}, asked on ${s}`).toEqual(healthyMembers(l));
+      }
+    })().then(() => undefined, (e: unknown) => e);
+    const failed = await stages;
+    const rounds = await poller.stop();
+    if (failed) throw failed;
+    const away = (r: Round) => `${new Date(r.at).toISOString()} ${r.why.join('; ')}`;
+    console.log(`etcd CA rotation: ${rounds.length} rounds of the API poller, ${rounds.filter((r) => r.failed.length > 0).length} with a server away; ${marks.join(', ')}`);
+    expect(rounds.length).toBeGreaterThan(10);
+    expect(rounds.filter((r) => r.failed.length === SERVERS.length).map(away)).toEqual([]);
+    expect(rounds.filter((r) => r.failed.length > 1).map(away)).toEqual([]);
+    // Every member serves a certificate of the new CA alone, and trusts it alone.
+    const newCa = (await l.run('server-0', 'openssl x509 -noout -fingerprint -sha256 -in /etc/etcd/ca.crt')).trim();
+    expect(newCa).not.toBe(oldCa);
+    for (const s of SERVERS) {
+      expect(await l.run(s, 'grep -c BEGIN /etc/etcd/ca.crt')).toBe('1\n');
+      expect(await l.run(s, `openssl s_client -connect ${ip(l, s)}:2379 -CAfile /etc/etcd/ca.crt -cert /var/lib/kubernetes/etcd-client.crt -key /var/lib/kubernetes/etcd-client.key </dev/null 2>/dev/null | grep -c 'Verify return code: 0 (ok)' || true`)).toBe('1\n');
+    }
+    const again = await runJson(l, UP);
+    expectNoFailures(again.json);
+    expect(again.json.changed, JSON.stringify(again.json.results.filter((r) => r.changes > 0))).toBe(0);
+    expect((await l.hardway(['certs', 'check'])).code).toBe(0);
   });
 
   it("reset --node node-1: hardway's haproxy config and drop-in go, Debian's haproxy.cfg stays as packaged and haproxy runs on it; a second reset changes nothing", async () => {

@@ -26,6 +26,7 @@ export const E2E_ORDER = [
   'test/e2e/cluster.test.ts',
   'test/e2e/doctor.test.ts',
   'test/e2e/etcd-snapshot.test.ts',
+  'test/e2e/encryption-rotation.test.ts', // leaves the new key in place: the cluster stays usable
   'test/e2e/certs-rotation.test.ts',
   'test/e2e-kill/interrupt.test.ts',
   // Last: the run's own time against its budget.
