@@ -250,6 +250,13 @@ describe("reset's plan, rule by rule", () => {
     expect(emptiedDirs(['/etc/cni/net.d', '/etc/cni'], ['/etc/cni/net.d/10-bridge.conf', '/etc/cni/net.d/50-mine.conf', '/etc/cni/net.d'], new Set(['/etc/cni/net.d/10-bridge.conf']))).toEqual([]);
   });
 
+  it('does not rmdir a directory an earlier change removed whole (a registry directory hardway marked), but its parent once empty', () => {
+    const certs = '/etc/containerd/certs.d';
+    const reg = `${certs}/localhost_5001_`;
+    // Seen on the lab: rmdir of the registry directory that rm -rf had just removed failed reset and remove-node.
+    expect(emptiedDirs([reg, certs], [reg, `${reg}/hosts.toml`, `${reg}/.hardway`], new Set([reg]))).toEqual([certs]);
+  });
+
   it('puts back only what worker-os recorded: its packages, its swap mask, the swap lines it commented out', () => {
     expect(lines({ present: new Set([SWAP_MASK_RECORD]), fstabNotes: 1, packages: ['socat'] })).toEqual([
       'run: systemctl unmask --no-reload swap.target (worker-os masked swap.target)',

@@ -165,6 +165,8 @@ export function emptiedDirs(dirs: string[], entries: string[], removed: Set<stri
   const gone = new Set(removed);
   const out: string[] = [];
   for (const d of dirs) {
+    // Removed whole by an earlier change (rm -rf of a marked registry directory): rmdir would fail.
+    if (removed.has(d) || [...removed].some((g) => d.startsWith(`${g}/`))) continue;
     const inside = entries.filter((e) => e.startsWith(`${d}/`) && !e.slice(d.length + 1).includes('/'));
     if (inside.every((e) => gone.has(e) || [...gone].some((g) => e.startsWith(`${g}/`)))) {
       out.push(d);
