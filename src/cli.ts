@@ -6,7 +6,7 @@ import { commandHelp, groupHelp, topHelp } from './cli/help.ts';
 import { checkRanges, say, type CliCommand, type CliContext } from './cli/command.ts';
 import { resolveArgs, subcommandsOf } from './cli/resolve.ts';
 import { closest, didYouMean } from './ui/suggest.ts';
-import { packageRoot, version } from './cli/version.ts';
+import { packageRoot } from './cli/version.ts';
 import { widthOf, wrapMessage } from './ui/wrap.ts';
 import { handleInterrupts } from './cli/interrupt.ts';
 import { errorJson, formatError, InputError, isExpectedError } from './errors.ts';
@@ -28,9 +28,6 @@ export async function main(argv: string[], io: MainIo = {}): Promise<number> {
     case 'top':
       say(helpOn(r.asked), topHelp(COMMANDS, GROUPS, widthOf(helpOn(r.asked))));
       return r.asked ? 0 : 2;
-    case 'version':
-      say(stdout, version());
-      return 0;
     case 'group':
       say(helpOn(r.asked), groupHelp(r.prefix, SUBCOMMAND_GROUPS[r.prefix] ?? '', subcommandsOf(r.prefix, COMMANDS), widthOf(helpOn(r.asked))));
       return r.asked ? 0 : 2;

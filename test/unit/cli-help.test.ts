@@ -110,6 +110,18 @@ describe('help', () => {
     for (const a of ['version', '--version', '-V']) expect(await hw(a)).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' });
   });
 
+  it('version is a command like the others: --json, --help, help version (issue 34 item 13, issue 36 point 8)', async () => {
+    for (const a of [['version', '--json'], ['--version', '--json']]) expect(await hw(...a)).toEqual({ code: 0, stdout: '{"ok":true,"version":"0.1.0"}\n', stderr: '' });
+    const help = await hw('version', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: hardway version \[options\]/);
+    expect(help.stdout).toContain('--json');
+    expect(await hw('help', 'version')).toEqual(help);
+    const typo = await hw('version', '--jsn');
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('did you mean --json?');
+  });
+
   it('no arguments: the top-level help on stderr, exit 2', async () => {
     const r = await hw();
     expect(r.code).toBe(2);
