@@ -46,6 +46,7 @@ describe('renewSelection', () => {
     expect(e).toBeInstanceOf(InputError);
     expect(e.exitCode).toBe(2);
     expect(e.message).toBe('unknown certificate "kube-apiserver" for --renew');
+    expect(e.hint).toMatch(/^did you mean "kube-api-server"\? the certificates are: /);
     expect(e.hint).toContain('admin, node-0/kubelet, node-1/kubelet, kube-proxy, kube-controller-manager, kube-scheduler, kube-api-server');
   });
 
@@ -123,7 +124,7 @@ describe('hardway certs --renew', () => {
     const before = snapshot(p.dir);
     const run = await hardway(p, 'certs', '--renew', 'node-9');
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/unknown certificate "node-9" for --renew\n\s+hint: the certificates are: admin, /);
+    expect(run.stderr).toMatch(/unknown certificate "node-9" for --renew\n\s+hint: did you mean "node-0" or "node-1"\? the certificates are: admin, /);
     const bare = await hardway(p, 'certs', 'kube-api-server');
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('certificate names go with --renew');

@@ -188,6 +188,11 @@ describe('did you mean', () => {
     [['up', '--nodes', 'x'], 'unknown option --nodes for "hardway up"', 'did you mean --node?'],
     [['doctor', '--verbos'], 'unknown option --verbos for "hardway doctor"', 'did you mean --verbose?'],
     [['reset', '--delete-data', 'etc'], '--delete-data does not know "etc"', 'did you mean "etcd"?'],
+    // Issue 36 point 5: a machine typed as an argument, a value with a dash, an option without a command.
+    [['up', 'node-0'], '"hardway up" takes no arguments, got "node-0"', 'did you mean --node node-0?'],
+    [['verify', '--ready-timeout', '-5'], '--ready-timeout must be a whole number from 0 to 3600, got "-5"', '"hardway verify --help" lists its options'],
+    [['smoke', '--web-image', '-x'], '--web-image needs a value, and "-x" looks like an option', 'if "-x" is the value, write --web-image=-x;'],
+    [['--dry-rn'], '"--dry-rn" is an option; options follow a command', 'did you mean --dry-run? e.g. "hardway certs --dry-run";'],
   ])('hardway %j: exit 2, the error, then the suggestion', async (args, message, hint) => {
     const r = await hw(...args);
     expect(r.code).toBe(2);
