@@ -1,5 +1,7 @@
 // `hardway inventory`: validates machines.txt and cluster.yaml and shows what hardway understood.
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, say, type CommandModule } from '../cli/command.ts';
+import { jumpboxApiUrl } from '../api-endpoints.ts';
+import { sharedApiName } from '../api-names.ts';
 import { loadInventory } from '../inventory.ts';
 
 /** Shows the validated inventory (machines, roles, derived cluster values), or the first problem in it. */
@@ -7,7 +9,7 @@ export const inventoryCommand: CommandModule = {
   name: 'inventory',
   options: {
     ...INVENTORY_OPTIONS,
-    json: jsonOption('{ok, machines, serviceIp, apiServerName, apiServerUrl, settings}'),
+    json: jsonOption("{ok, machines, serviceIp, apiServerName, apiServerUrl (what pki/jumpbox.kubeconfig dials), settings}"),
   },
   examples: [
     ['hardway inventory', 'check the project in this directory and show its machines'],
@@ -18,7 +20,10 @@ export const inventoryCommand: CommandModule = {
     const { values, stdout } = ctx;
     const inv = loadInventory(machinesFile(ctx));
     if (values.json) {
-      const { settings, machines, serviceIp, apiServerName, apiServerUrl } = inv;
+      const { settings, machines, serviceIp } = inv;
+      // The address the user's kubeconfig (pki/jumpbox.kubeconfig) dials, from the one function that makes it.
+      const apiServerUrl = jumpboxApiUrl(inv);
+      const apiServerName = sharedApiName(inv) ?? inv.apiServerName;
       say(stdout, JSON.stringify({ ok: true, machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings } }, null, 2));
       return 0;
     }
@@ -29,7 +34,9 @@ export const inventoryCommand: CommandModule = {
     }
     const s = inv.settings;
     say(stdout);
-    say(stdout, `API server      ${inv.apiServerUrl}`);
+    // What pki/jumpbox.kubeconfig dials (one function makes both): with several control planes, a name pinned to each.
+    const shared = sharedApiName(inv) ? ` (pinned to ${inv.controlPlanes.map((m) => m.hostname).join(', ')})` : '';
+    say(stdout, `API server      ${jumpboxApiUrl(inv)}${shared}`);
     say(stdout, `cluster CIDR    ${s.clusterCidr}`);
     say(stdout, `service CIDR    ${s.serviceCidr} (kubernetes Service IP ${inv.serviceIp})`);
     say(stdout, `cluster domain  ${s.clusterDomain}`);
