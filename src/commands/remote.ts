@@ -18,6 +18,15 @@ import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entr
 import { preparePki, showPkiPlan } from './prepare-pki.ts';
 import { sshOptions } from './ssh-options.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
+import type { Connect } from '../transport/connector.ts';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { caIdentities } from '../certs/identities.ts';
+import { createLogger } from '../ui/logger.ts';
+import { Redactor } from '../ui/redact.ts';
+import { palette } from '../ui/terminal.ts';
+import { preflight } from './preflight.ts';
 
 /** Options every remote command takes. */
 export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
@@ -134,7 +143,13 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
   };
   const run = async () => {
     const out = v.json === true ? ctx.stderr : ctx.stdout;
-    if (entry.preparesPki && !options.dryRun) await preparePki(inventory, out);
+    if (entry.preparesPki && !options.dryRun) {
+      // A first run makes every key (seconds each): first make sure the machines can be worked on at all.
+      if (caIdentities().some((ca) => !existsSync(join(inventory.dir, ca.files.crt)))) {
+        await preflight({ inventory, machines: selected, opts: sshOptions(ctx, loaded), out, concurrency, connect: deps.connectors && (await preflightConnect(deps.connectors(ctx, loaded), out)) });
+      }
+      await preparePki(inventory, out);
+    }
     if (entry.preparesPki && options.dryRun) showPkiPlan(inventory, out);
     const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
     const connectors = (deps.connectors ?? sshConnectors)(ctx, loaded);
@@ -144,6 +159,13 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
   };
   // One lock for the whole run: pki/ is made and sent with no other run changing it in between.
   return deps.lockHeld ? run() : withRunLock(inventory.dir, name, run);
+}
+
+/** A test's connectors as the preflight's one connection per machine (production's is one SSH attempt, see preflight.ts). */
+async function preflightConnect(connectors: Connectors, out: NodeJS.WritableStream): Promise<Connect> {
+  const logger = createLogger({ stream: out as Writable, verbose: false, colors: palette(false), redactor: new Redactor() });
+  const factory = await connectors(logger, () => undefined);
+  return (host) => factory(host.machine ? { name: host.name, machine: host.machine } : { name: 'jumpbox' });
 }
 
 /** The one transport factory: SSH to machines (shared known_hosts), the local transport for the jumpbox. */
