@@ -96,7 +96,10 @@ describe('hardway certs --renew', () => {
     expect(refused.stderr).toContain(`or with --dry-run to see what it would do: hardway certs --renew --machines ${p.machines} --dry-run\n`);
     const dry = await hardway(p, 'certs', '--renew', '--dry-run');
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toMatch(/^would reissue \d+ certificate\(s\) with new keys .*\nnothing was changed \(--dry-run\)\n$/);
+    // One line per certificate (the service-accounts key kept), then the kubeconfigs that embed them, as the run does.
+    expect(dry.stdout).toMatch(/^would reissue admin with a new key: renewal asked for \(--renew\)\n/);
+    expect(dry.stdout).toContain('would reissue service-accounts keeping its key (it signs every service-account token): renewal asked for (--renew)\n');
+    expect(dry.stdout).toMatch(/\nnothing was changed \(--dry-run\)\n$/);
     expect(snapshot(p.dir)).toEqual(before);
     // A name says what it renews: no --yes needed.
     expect((await hardway(p, 'certs', '--renew', 'admin')).code).toBe(0);
