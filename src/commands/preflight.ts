@@ -10,6 +10,7 @@ import type { Inventory, Machine } from '../inventory.ts';
 import { authOffer } from '../transport/auth.ts';
 import { ONE_ATTEMPT, hostConnector, type Connect } from '../transport/connector.ts';
 import { resolveRoute } from '../transport/endpoint.ts';
+import { widthOf, wrap } from '../ui/wrap.ts';
 import type { TransportOptions } from '../transport/open.ts';
 
 /** What a preflight needs: the machines, how to reach them (one attempt each), where its lines go. */
@@ -34,15 +35,17 @@ interface Refusal {
 /** Checks every machine as above; throws one FailureError naming each machine that failed (one line each, each hint once). */
 export async function preflight(req: PreflightRequest): Promise<void> {
   const { machines, out } = req;
-  say(out, `preflight: ${machines.length} machine(s): a key to offer, SSH and host key, before pki/ is made...`);
+  // Wrapped to the terminal, each continuation under its text.
+  const line = (text: string) => wrap(text, widthOf(out), 'preflight: ', '  ').forEach((l) => say(out, l));
+  line(`${machines.length} machine(s): a key to offer, SSH and host key, before pki/ is made...`);
   // A connection of the caller's own (a test's) offers no key of this machine's to check.
   const noKey = req.connect ? [] : machines.flatMap((m) => keyProblem(m, req));
   const refusals = noKey.length > 0 ? noKey : await connectAll(req);
   if (refusals.length === 0) {
-    say(out, `preflight: ${machines.length} machine(s) reachable, host keys known, SSH accepted`);
+    line(`${machines.length} machine(s) reachable, host keys known, SSH accepted`);
     return;
   }
-  for (const r of refusals) say(out, `preflight: ${r.line}`);
+  for (const r of refusals) line(r.line);
   const hints = [...new Set(refusals.flatMap((r) => (r.hint ? [r.hint] : [])))];
   throw new FailureError(
     `${refusals.length} of ${machines.length} machine(s) cannot be worked on (${refusals.map((r) => r.machine).join(', ')}); nothing was made or changed`,

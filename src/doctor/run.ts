@@ -12,6 +12,7 @@ import { diagnose } from './diagnose.ts';
 import { planDrift, upChangeSteps } from './drift.ts';
 import { shownPath, writeBundle } from './bundle.ts';
 import { doctorJson, doctorText } from './format.ts';
+import { widthOf } from '../ui/wrap.ts';
 import { gatherMachine } from './gather.ts';
 import { sharedConnections } from './shared-connections.ts';
 import type { Connect } from '../transport/index.ts';
@@ -89,8 +90,9 @@ async function diagnoseAndReport(run: DoctorRun, r: RunParts): Promise<{ code: n
   const chosen = new Set(selected.map((m) => m.hostname));
   const findings = diagnose(ctx, evidence, await api).filter((f) => chosen.has(f.machine) || f.check === 'api');
   const seconds = (Date.now() - started) / 1000;
-  const text = doctorText(findings, { machines: selected.length, api: await api, testImages: ctx.testImages, seconds });
-  run.stdout.write((run.json ? doctorJson(findings) : text) + '\n');
+  const facts = { machines: selected.length, api: await api, testImages: ctx.testImages, seconds };
+  const text = doctorText(findings, facts);
+  run.stdout.write((run.json ? doctorJson(findings) : doctorText(findings, facts, widthOf(run.stdout))) + '\n');
   if (run.bundle) {
     const files = await writeBundle({ file: run.bundle.file, inventory, machines: selected, doctorText: `${text}\n`, doctorJson: `${doctorJson(findings)}\n`, connect, env: run.env });
     run.bundle.stderr.write(`support bundle: ${shownPath(run.bundle.file, run.bundle.cwd)} (${files} files; no key, token or kubeconfig of pki/ in it)\n`);

@@ -56,7 +56,7 @@ describe('up in a fresh project: preflight before pki/', () => {
     const r = await hardway(['up', '--accept-new-host-keys'], dir, home);
     expect(r.code, r.out).toBe(1);
     expect(r.ms).toBeLessThan(15_000);
-    expect(r.out).toMatch(/^preflight: 3 machine\(s\): a key to offer, SSH and host key, before pki\/ is made\.\.\.$/m);
+    expect(flat(r.out)).toMatch(/^preflight: 3 machine\(s\): a key to offer, SSH and host key, before pki\/ is made\.\.\.$/m);
     for (const [name, ip] of [['server', '127.0.0.2'], ['node-0', '127.0.0.3'], ['node-1', '127.0.0.4']]) {
       expect(r.out).toMatch(new RegExp(`^preflight: ${name}: cannot connect to root@${ip.replace(/\./g, '\\.')}:\\d+: connection refused$`, 'm'));
     }
