@@ -2,6 +2,10 @@
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, say, type CommandModule } from '../cli/command.ts';
 import { jumpboxApiUrl } from '../api-endpoints.ts';
 import { sharedApiName } from '../api-names.ts';
+import { resolve } from 'node:path';
+import { checkPinnedVersions } from '../download/pinned-versions.ts';
+import { BUILTIN_VERSIONS_FILE } from '../download/versions.ts';
+import { displayPath } from '../input-file.ts';
 import { loadInventory } from '../inventory.ts';
 
 /** Shows the validated inventory (machines, roles, derived cluster values), or the first problem in it. */
@@ -19,6 +23,10 @@ export const inventoryCommand: CommandModule = {
   async run(ctx) {
     const { values, stdout } = ctx;
     const inv = loadInventory(machinesFile(ctx));
+    // A version download or render would refuse is refused here, with the ones that can be used.
+    const custom = ctx.env.HARDWAY_VERSIONS_FILE ? resolve(ctx.cwd, ctx.env.HARDWAY_VERSIONS_FILE) : undefined;
+    checkPinnedVersions(inv.settings, { file: inv.clusterFile, shownAs: displayPath(inv.clusterFile) },
+      { file: custom ?? BUILTIN_VERSIONS_FILE, shownAs: custom ?? 'src/download/versions.json' });
     if (values.json) {
       const { settings, machines, serviceIp } = inv;
       // The address the user's kubeconfig (pki/jumpbox.kubeconfig) dials, from the one function that makes it.
