@@ -123,7 +123,8 @@ function errorDetails(recap: MachineRecap[], width: number): string[] {
   for (const [text, machines] of hints) {
     const who = machines.length === failed.length ? 'hint: ' : `hint (${machines.join(', ')}): `;
     const [first, ...more] = text.split('\n');
-    out.push(...wrap(`${who}${first}`, width, '', '  '), ...more.flatMap(fit));
+    // Continued under its text, deeper than a machine's line (two spaces) so it is never taken for one.
+    out.push(...wrap(`${who}${first}`, width, '', '      '), ...more.flatMap(fit));
   }
   return out;
 }
