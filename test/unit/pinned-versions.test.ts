@@ -43,6 +43,25 @@ describe('inventory refuses a version that cannot be downloaded, built or render
     expect(selectArtifacts(manifest, defaultSettings().versions, 'amd64', BUILTIN_VERSIONS_FILE).length).toBeGreaterThan(5);
   });
 
+  it('another version, given the published digest of each of its release files under checksums: (one architecture is enough)', async () => {
+    const url = 'https://github.com/etcd-io/etcd/releases/download/v3.5.22/etcd-v3.5.22-linux-amd64.tar.gz';
+    const ok = await inventory(`versions:\n  etcd: v3.5.22\nchecksums:\n  "${url}": sha256:${'a'.repeat(64)}\n`);
+    expect(ok.code, ok.stderr).toBe(0);
+    // A digest for another URL (here v3.5.21's name) does not make v3.5.22 known.
+    const other = await inventory(`versions:\n  etcd: v3.5.22\nchecksums:\n  "${url.replace(/3\.5\.22/g, '3.5.23')}": sha256:${'a'.repeat(64)}\n`);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('versions.etcd v3.5.22 cannot be used');
+    expect(other.stderr).toMatch(/under checksums: in cluster\.yaml/);
+    // Kubernetes must still be a release hardway renders.
+    const k8s = 'https://dl.k8s.io/release/v1.35.0/bin/linux/amd64/';
+    const far = await inventory(`versions:\n  kubernetes: v1.35.0\nchecksums:\n  "${k8s}kubectl": sha256:${'a'.repeat(64)}\n  "${k8s}kubelet": sha256:${'a'.repeat(64)}\n  "https://dl.k8s.io/v1.35.0/kubernetes-server-linux-amd64.tar.gz": sha512:${'b'.repeat(128)}\n`);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain('renders files for Kubernetes 1.20 to 1.32 only');
+    // A key that is not a URL, a value that is not a digest: refused at their line.
+    expect((await inventory('checksums:\n  etcd.tar.gz: sha256:00\n')).stderr).toMatch(/cluster\.yaml:2: checksums: "etcd\.tar\.gz" is not an https URL/);
+    expect((await inventory(`checksums:\n  "${url}": md5:00\n`)).stderr).toMatch(/cluster\.yaml:2: checksums\.https:\S+: expected sha256:<64 hex digits> or sha512:<128 hex digits>/);
+  });
+
   it('a versions manifest of its own (HARDWAY_VERSIONS_FILE) is what is checked against', async () => {
     const r = await inventory('versions:\n  etcd: v3.5.21\n', { HARDWAY_VERSIONS_FILE: '/nonexistent/versions.json' });
     expect(r.code).toBe(2);
