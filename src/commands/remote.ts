@@ -27,6 +27,7 @@ import { createLogger } from '../ui/logger.ts';
 import { Redactor } from '../ui/redact.ts';
 import { palette } from '../ui/terminal.ts';
 import { preflight } from './preflight.ts';
+import { trackPhase } from '../engine/in-flight.ts';
 
 /** Options every remote command takes. */
 export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
@@ -145,10 +146,20 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
     const out = v.json === true ? ctx.stderr : ctx.stdout;
     if (entry.preparesPki && !options.dryRun) {
       // A first run makes every key (seconds each): first make sure the machines can be worked on at all.
+      // What a Ctrl-C in the meantime says was going on (src/cli/interrupt.ts).
+      const phase = async (line: string, work: () => Promise<void>) => {
+        const done = trackPhase(`${name}: ${line}`);
+        try {
+          await work();
+        } finally {
+          done();
+        }
+      };
       if (caIdentities().some((ca) => !existsSync(join(inventory.dir, ca.files.crt)))) {
-        await preflight({ inventory, machines: selected, opts: sshOptions(ctx, loaded), out, concurrency, connect: deps.connectors && (await preflightConnect(deps.connectors(ctx, loaded), out)) });
+        await phase('preflight: trying each machine once; nothing was made or changed yet', async () =>
+          preflight({ inventory, machines: selected, opts: sshOptions(ctx, loaded), out, concurrency, connect: deps.connectors && (await preflightConnect(deps.connectors(ctx, loaded), out)) }));
       }
-      await preparePki(inventory, out);
+      await phase('making pki/ (keys, certificates, kubeconfigs, encryption config); no machine was changed yet', () => preparePki(inventory, out));
     }
     if (entry.preparesPki && options.dryRun) showPkiPlan(inventory, out);
     const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));

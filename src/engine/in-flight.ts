@@ -42,6 +42,13 @@ export class InFlight {
 }
 
 const runs = new Set<InFlight>();
+const phases = new Set<string>();
+
+/** Registers what a command does before its run (its preflight, making pki/), said as it is, until the returned function is called. */
+export function trackPhase(line: string): () => void {
+  phases.add(line);
+  return () => phases.delete(line);
+}
 
 /** Registers a run until the returned function is called (its end). */
 export function trackRun(run: InFlight): () => void {
@@ -49,7 +56,7 @@ export function trackRun(run: InFlight): () => void {
   return () => runs.delete(run);
 }
 
-/** What every run of the process was doing, for the interrupt's message (none: no run). */
+/** What every run of the process was doing (and what came before its run), for the interrupt's message (none: no run). */
 export function inFlightLines(): string[] {
-  return [...runs].flatMap((r) => r.lines());
+  return [...phases, ...[...runs].flatMap((r) => r.lines())];
 }

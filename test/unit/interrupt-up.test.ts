@@ -34,34 +34,55 @@ async function silentServer(): Promise<{ port: number; execs: () => number; clos
 const servers: Array<() => void> = [];
 afterAll(() => servers.forEach((close) => close()));
 
+/** A project whose two machines are `ssh` on 127.0.0.1, and `up` started in it (-i its key, host keys pinned as they come). */
+function startUp(port: number, keyAlgorithm: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'hw-interrupt-'));
+  mkdirSync(join(dir, 'home'));
+  copyFileSync(join(KEYS, 'client_ed25519'), join(dir, 'id'));
+  writeFileSync(join(dir, 'machines.txt'), '10.240.0.10 server.kubernetes.local server\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24\n');
+  writeFileSync(join(dir, 'cluster.yaml'), `keyAlgorithm: ${keyAlgorithm}\nssh:\n  configFile: ssh_config\n`);
+  writeFileSync(join(dir, 'ssh_config'), ['server', 'node-0'].map((h) => `Host ${h}\n  HostName 127.0.0.1\n  Port ${port}\n`).join(''));
+  const env = { ...process.env, HOME: join(dir, 'home'), SSH_AUTH_SOCK: '', HARDWAY_NO_BUNDLE: '1', CI: 'true' };
+  const child = spawn(process.execPath, [BIN, 'up', '-i', 'id', '--accept-new-host-keys'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const seen = { out: '', err: '' };
+  child.stdout.on('data', (d) => (seen.out += d));
+  child.stderr.on('data', (d) => (seen.err += d));
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  return { dir, child, seen, exited };
+}
+
+/** Waits (up to 60 s) until `ok`. */
+async function until(ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
+
 describe('Ctrl-C during up', () => {
-  it('says "interrupted", the step and its machines, the run log; exits 130', async () => {
+  it('while it makes pki/ (RSA keys take seconds): says so, and that no machine was changed yet; exits 130', async () => {
     const ssh = await silentServer();
     servers.push(ssh.close);
-    const dir = mkdtempSync(join(tmpdir(), 'hw-interrupt-'));
-    mkdirSync(join(dir, 'home'));
-    copyFileSync(join(KEYS, 'client_ed25519'), join(dir, 'id'));
-    writeFileSync(join(dir, 'machines.txt'), '10.240.0.10 server.kubernetes.local server\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24\n');
+    const up = startUp(ssh.port, 'rsa-4096');
+    await until(() => up.seen.out.includes('pki: checking the CAs'));
+    expect(up.seen.out).toContain('preflight: 2 machine(s) reachable');
+    up.child.kill('SIGINT');
+    expect(await up.exited, up.seen.out + up.seen.err).toBe(130);
+    expect(up.seen.err).toMatch(/^interrupted \(SIGINT\):\n {2}up: making pki\/ \(keys, certificates, kubeconfigs, encryption config\); no machine was changed yet\n/m);
+    expect(ssh.execs()).toBe(0);
+  }, 90_000);
+
+  it('while it plans pin-hosts: says "interrupted", the step and its machines, the run log; exits 130', async () => {
+    const ssh = await silentServer();
+    servers.push(ssh.close);
     // ECDSA keys: pki/ in a moment, so the run reaches the machines at once.
-    writeFileSync(join(dir, 'cluster.yaml'), 'keyAlgorithm: ecdsa-p256\nssh:\n  configFile: ssh_config\n');
-    writeFileSync(join(dir, 'ssh_config'), ['server', 'node-0'].map((h) => `Host ${h}\n  HostName 127.0.0.1\n  Port ${ssh.port}\n`).join(''));
-    const env = { ...process.env, HOME: join(dir, 'home'), SSH_AUTH_SOCK: '', HARDWAY_NO_BUNDLE: '1', CI: 'true' };
-    const child = spawn(process.execPath, [BIN, 'up', '-i', 'id', '--accept-new-host-keys'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const up = startUp(ssh.port, 'ecdsa-p256');
     // Both machines are asked for their facts (and never answer): the run is in pin-hosts.
-    const deadline = Date.now() + 60_000;
-    while (ssh.execs() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(ssh.execs(), out + err).toBeGreaterThanOrEqual(2);
-    child.kill('SIGINT');
-    const code = await exited;
-    expect(code, out + err).toBe(130);
-    expect(err).toMatch(/^interrupted \(SIGINT\):\n {2}up: step pin-hosts was starting on server, node-0 \(connecting, planning\)\n {2}log of this run: logs\/\S+\.log\n/m);
-    const log = /log of this run: (logs\/\S+\.log)/.exec(err)![1]!;
-    expect(existsSync(join(dir, log))).toBe(true);
+    await until(() => ssh.execs() >= 2);
+    expect(ssh.execs(), up.seen.out + up.seen.err).toBeGreaterThanOrEqual(2);
+    up.child.kill('SIGINT');
+    expect(await up.exited, up.seen.out + up.seen.err).toBe(130);
+    expect(up.seen.err).toMatch(/^interrupted \(SIGINT\):\n {2}up: step pin-hosts was starting on server, node-0 \(connecting, planning\)\n {2}log of this run: logs\/\S+\.log\n/m);
+    const log = /log of this run: (logs\/\S+\.log)/.exec(up.seen.err)![1]!;
+    expect(existsSync(join(up.dir, log))).toBe(true);
   }, 90_000);
 });
 
