@@ -5,6 +5,7 @@ import { checkCertificates, formatCheck } from '../certs/check.ts';
 import { ensureCertificates } from '../certs/ensure.ts';
 import { identitiesFor } from '../certs/identities.ts';
 import { renewSelection } from '../certs/renew.ts';
+import { terminalLines } from '../ui/wrap.ts';
 import { InputError } from '../errors.ts';
 import { writeKubeconfigs } from '../certs/write-kubeconfigs.ts';
 import { renewCa, ROTATION_WOULD } from './certs-ca.ts';
@@ -102,7 +103,7 @@ async function certs(ctx: CliContext): Promise<number> {
       // The kubeconfigs embed the client certificates: renewed ones must not keep the old.
       const written = writeKubeconfigs(inv);
       printReport({ ...written, lines: written.lines.filter((l) => !l.kept) }, { stdout, stderr });
-      say(stdout, 'next: hardway distribute (installs the renewed files and restarts only the services that read them)');
+      for (const l of terminalLines('next: hardway distribute (installs the renewed files and restarts only the services that read them)', stdout)) say(stdout, l);
     }
     return 0;
   });
