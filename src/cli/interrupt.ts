@@ -4,6 +4,7 @@
 // SSH channels when the process goes, as they did before.
 import { inFlightLines } from '../engine/in-flight.ts';
 import { abortLocalCommands } from '../transport/local.ts';
+import { terminalLines } from '../ui/wrap.ts';
 
 /** The exit code for each signal hardway handles: 128 + the signal's number, as a shell reports it. */
 export const INTERRUPT_EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
@@ -30,7 +31,7 @@ const PROCESS_DEPS: InterruptDeps = {
   abort: abortLocalCommands,
   running: inFlightLines,
   // Synchronous on a terminal, a file and (on Linux) a pipe: written before the process exits.
-  say: (line) => process.stderr.write(`${line}\n`),
+  say: (line) => terminalLines(line, process.stderr, '    ').forEach((l) => process.stderr.write(`${l}\n`)),
 };
 
 /** Handles SIGINT, SIGTERM and SIGHUP for the rest of the run: aborts running commands and exits 130, 143 or 129. Returns what removes the handlers. */
