@@ -1,10 +1,19 @@
-// Before `up` makes pki/ (RSA keys take seconds each), what can fail without it is tried first, in
-// one short round: a key to offer each machine (read here, no network), then one connection to
+// Before a first `up` makes pki/ (no CA there yet; RSA keys take seconds each), what can fail
+// without it is tried first, in one short round: a key to offer each machine (read here, no network), then one connection to
 // each, which proves it answers, its host key is known (or pinned with --accept-new-host-keys) and
 // it lets us in. A machine that fails is one line; the run stops before anything is made.
+import { existsSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
+import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { say } from '../cli/command.ts';
+import { caIdentities } from '../certs/identities.ts';
+import { trackPhase } from '../engine/in-flight.ts';
+import type { Connectors } from '../engine/session.ts';
+import { createLogger } from '../ui/logger.ts';
+import { Redactor } from '../ui/redact.ts';
+import { palette } from '../ui/terminal.ts';
+import { preparePki } from './prepare-pki.ts';
 import { FailureError, isExpectedError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { authOffer } from '../transport/auth.ts';
@@ -23,6 +32,31 @@ export interface PreflightRequest {
   concurrency: number;
   /** Opens one machine's connection; default one attempt over SSH, as doctor tries. */
   connect?: Connect;
+}
+
+/** What `up` does before its steps: on a first run (no CA in pki/ yet) the preflight, then pki/; each said by a Ctrl-C meanwhile. */
+export async function preflightThenPki(req: Omit<PreflightRequest, 'connect' | 'inventory'> & { command: string; inventory: Inventory; connectors?: Connectors }): Promise<void> {
+  // What a Ctrl-C in the meantime says was going on (src/cli/interrupt.ts).
+  const phase = async (line: string, work: () => Promise<void>) => {
+    const done = trackPhase(`${req.command}: ${line}`);
+    try {
+      await work();
+    } finally {
+      done();
+    }
+  };
+  if (caIdentities().some((ca) => !existsSync(join(req.inventory.dir, ca.files.crt)))) {
+    const connect = req.connectors ? await connectorsAsConnect(req.connectors, req.out) : undefined;
+    await phase('preflight: trying each machine once; nothing was made or changed yet', () => preflight({ ...req, ...(connect ? { connect } : {}) }));
+  }
+  await phase('making pki/ (keys, certificates, kubeconfigs, encryption config); no machine was changed yet', () => preparePki(req.inventory, req.out));
+}
+
+/** A test's connectors as the preflight's one connection per machine (production's is one SSH attempt, below). */
+async function connectorsAsConnect(connectors: Connectors, out: Writable): Promise<Connect> {
+  const logger = createLogger({ stream: out, verbose: false, colors: palette(false), redactor: new Redactor() });
+  const factory = await connectors(logger, () => undefined);
+  return (host) => factory(host.machine ? { name: host.name, machine: host.machine } : { name: 'jumpbox' });
 }
 
 /** One machine that cannot be worked on, and why (one line), with what to check. */

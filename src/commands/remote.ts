@@ -15,19 +15,10 @@ import { STEPS, type StepEntry, type StepName } from '../steps/index.ts';
 import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entry.ts';
-import { preparePki, showPkiPlan } from './prepare-pki.ts';
+import { showPkiPlan } from './prepare-pki.ts';
 import { sshOptions } from './ssh-options.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
-import type { Connect } from '../transport/connector.ts';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Writable } from 'node:stream';
-import { caIdentities } from '../certs/identities.ts';
-import { createLogger } from '../ui/logger.ts';
-import { Redactor } from '../ui/redact.ts';
-import { palette } from '../ui/terminal.ts';
-import { preflight } from './preflight.ts';
-import { trackPhase } from '../engine/in-flight.ts';
+import { preflightThenPki } from './preflight.ts';
 
 /** Options every remote command takes. */
 export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
@@ -145,21 +136,8 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
   const run = async () => {
     const out = v.json === true ? ctx.stderr : ctx.stdout;
     if (entry.preparesPki && !options.dryRun) {
-      // A first run makes every key (seconds each): first make sure the machines can be worked on at all.
-      // What a Ctrl-C in the meantime says was going on (src/cli/interrupt.ts).
-      const phase = async (line: string, work: () => Promise<void>) => {
-        const done = trackPhase(`${name}: ${line}`);
-        try {
-          await work();
-        } finally {
-          done();
-        }
-      };
-      if (caIdentities().some((ca) => !existsSync(join(inventory.dir, ca.files.crt)))) {
-        await phase('preflight: trying each machine once; nothing was made or changed yet', async () =>
-          preflight({ inventory, machines: selected, opts: sshOptions(ctx, loaded), out, concurrency, connect: deps.connectors && (await preflightConnect(deps.connectors(ctx, loaded), out)) }));
-      }
-      await phase('making pki/ (keys, certificates, kubeconfigs, encryption config); no machine was changed yet', () => preparePki(inventory, out));
+      // A first run makes every key (seconds each): preflight.ts first makes sure the machines can be worked on at all.
+      await preflightThenPki({ command: name, inventory, machines: selected, opts: sshOptions(ctx, loaded), out, concurrency, ...(deps.connectors ? { connectors: deps.connectors(ctx, loaded) } : {}) });
     }
     if (entry.preparesPki && options.dryRun) showPkiPlan(inventory, out);
     const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
@@ -170,13 +148,6 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
   };
   // One lock for the whole run: pki/ is made and sent with no other run changing it in between.
   return deps.lockHeld ? run() : withRunLock(inventory.dir, name, run);
-}
-
-/** A test's connectors as the preflight's one connection per machine (production's is one SSH attempt, see preflight.ts). */
-async function preflightConnect(connectors: Connectors, out: NodeJS.WritableStream): Promise<Connect> {
-  const logger = createLogger({ stream: out as Writable, verbose: false, colors: palette(false), redactor: new Redactor() });
-  const factory = await connectors(logger, () => undefined);
-  return (host) => factory(host.machine ? { name: host.name, machine: host.machine } : { name: 'jumpbox' });
 }
 
 /** The one transport factory: SSH to machines (shared known_hosts), the local transport for the jumpbox. */
