@@ -2,8 +2,9 @@
 // every command that has --dry-run and works on this machine (certs in its forms) the "would" lines
 // are compared with the files the real run writes in pki/; for a command that works on the machines
 // (pin-hosts, and up's steps on a fake cluster), the changes the dry run plans per step and machine
-// with those the run applies. lab down, lab break and multipass down say what they would remove and
-// are covered by their own tests (lab-*.test.ts, multipass-up.test.ts).
+// with those the run applies; multipass down, the VMs it would delete and leave alone with those it
+// does (a fake Multipass). etcd snapshot restore's dry run is checked in etcd-snapshot.test.ts;
+// lab down and lab break need root and a lab, and are not compared here.
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +13,11 @@ import { loadInventory } from '../../src/inventory.ts';
 import { EXAMPLE_MACHINES, certifiedProject, hardway, makeProject, snapshot } from './certs.helpers.ts';
 import { fakeCluster, inventoryOf, projectDir, runCommand } from './engine.helpers.ts';
 import { DEBIAN_OS_RELEASE } from '../fixtures/fake-transport.ts';
+import { describeDownPlan, multipassDown } from '../../src/multipass/down.ts';
+import { multipassUp } from '../../src/multipass/up.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { FakeMultipass, fakeDeps } from './multipass.helpers.ts';
 
 type Snapshot = ReturnType<typeof snapshot>;
 
@@ -115,5 +121,21 @@ describe('a remote command: the changes its dry run plans are those its run appl
     expect(would).toEqual(written({}, snapshot(dir)));
     expect(would).toEqual(expect.arrayContaining(['ca.key', 'jumpbox.kubeconfig', 'encryption-config.yaml']));
     expect(changes(dry.stdout)).toEqual(changes(real.stdout));
+  });
+});
+
+describe('multipass down --dry-run names the VMs multipass down deletes, and those it leaves alone', () => {
+  it('three VMs hardway launched and one it did not', async () => {
+    const fake = new FakeMultipass();
+    const deps = fakeDeps(fake);
+    const dir = mkdtempSync(join(tmpdir(), 'hw-mp-dry-'));
+    await multipassUp({ prefix: 'hw', servers: 1, workers: 2, image: '24.04', cpus: 2, memory: '2G', disk: '20G', dir, timeoutS: 60 }, deps);
+    fake.addForeign('hw-scratch');
+    const plan = await describeDownPlan('hw', deps);
+    const listed = (line: string | undefined, lead: string) => line?.startsWith(lead) ? line.slice(lead.length).replace(/ \(.*$/, '').split(', ').sort() : [];
+    const done = await multipassDown('hw', deps);
+    expect(listed(plan[0], 'would delete and purge: ')).toEqual([...done.deleted].sort());
+    expect(listed(plan[1], 'would leave alone: ')).toEqual(done.leftAlone.map((l) => l.vm).sort());
+    expect(done.deleted).toHaveLength(3);
   });
 });
