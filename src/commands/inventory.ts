@@ -11,6 +11,11 @@ import { loadInventory } from '../inventory.ts';
 /** Shows the validated inventory (machines, roles, derived cluster values), or the first problem in it. */
 export const inventoryCommand: CommandModule = {
   name: 'inventory',
+  details:
+    'Every line of machines.txt and key of cluster.yaml is checked; the first problem is shown with its file and line. ' +
+    'A versions.* release that "hardway download" cannot fetch (no published digests: see checksums in docs/cluster-yaml.md) ' +
+    'or that hardway cannot render files for is refused here, with the releases that can be used. ' +
+    'The API server shown is the address pki/jumpbox.kubeconfig dials.',
   options: {
     ...INVENTORY_OPTIONS,
     json: jsonOption("{ok, machines, serviceIp, apiServerName, apiServerUrl (what pki/jumpbox.kubeconfig dials), settings}"),
