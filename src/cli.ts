@@ -6,7 +6,7 @@ import { commandHelp, groupHelp, topHelp } from './cli/help.ts';
 import { checkRanges, say, type CliCommand, type CliContext } from './cli/command.ts';
 import { resolveArgs, subcommandsOf } from './cli/resolve.ts';
 import { closest, didYouMean } from './ui/suggest.ts';
-import { packageRoot, version } from './cli/version.ts';
+import { packageRoot } from './cli/version.ts';
 import { widthOf, wrapMessage } from './ui/wrap.ts';
 import { handleInterrupts } from './cli/interrupt.ts';
 import { errorJson, formatError, InputError, isExpectedError } from './errors.ts';
@@ -28,13 +28,14 @@ export async function main(argv: string[], io: MainIo = {}): Promise<number> {
     case 'top':
       say(helpOn(r.asked), topHelp(COMMANDS, GROUPS, widthOf(helpOn(r.asked))));
       return r.asked ? 0 : 2;
-    case 'version':
-      say(stdout, version());
-      return 0;
     case 'group':
       say(helpOn(r.asked), groupHelp(r.prefix, SUBCOMMAND_GROUPS[r.prefix] ?? '', subcommandsOf(r.prefix, COMMANDS), widthOf(helpOn(r.asked))));
       return r.asked ? 0 : 2;
     case 'unknown': {
+      if (r.typed.startsWith('-')) {
+        say(stderr, wrapMessage(formatError(await optionWithoutCommand(r.typed)), errorWidth));
+        return 2;
+      }
       const near = didYouMean(r.near, (n) => `"hardway ${n}"`);
       say(stderr, wrapMessage(formatError(new InputError(`unknown command "${r.typed}"`, `${near ? `${near} ` : ''}"hardway --help" lists every command`)), errorWidth));
       return 2;
@@ -74,6 +75,16 @@ export async function runProcess(argv: string[]): Promise<number> {
   }
 }
 
+/** The error for an option typed before any command (`hardway --dry-rn`): the option closest to it, and a command that takes it. */
+async function optionWithoutCommand(typed: string): Promise<InputError> {
+  const name = typed.replace(/^-+/, '').replace(/=.*$/, '');
+  const commands = await Promise.all(COMMANDS.map(async (entry) => ({ name: entry.name, options: Object.keys((await loadCommand(entry)).options) })));
+  const near = closest(name, [...new Set(commands.flatMap((c) => c.options))])[0];
+  const example = near ? commands.find((c) => c.options.includes(near)) : undefined;
+  return new InputError(`"${typed}" is an option; options follow a command`,
+    `${near && example ? `did you mean --${near}? e.g. "hardway ${example.name} --${near}"; ` : ''}hardway COMMAND [options]: "hardway --help" lists every command`);
+}
+
 /** The command's options and positionals, or a usage error that names the option closest to a mistyped one. */
 function parse(cmd: CliCommand, rest: string[]) {
   try {
@@ -88,7 +99,23 @@ function parse(cmd: CliCommand, rest: string[]) {
       const near = dashes === '--' ? didYouMean(closest(name, Object.keys(cmd.options)), (n) => `--${n}`) : undefined;
       throw new InputError(`unknown option ${dashes}${name} for "hardway ${cmd.name}"`, `${near ? `${near} ` : ''}${help}`);
     }
-    throw new InputError((e as Error).message.replace(/\. To specify.*$/s, ''), help);
+    // A word where no argument belongs: for a command that picks machines with --node, that is what was meant.
+    const positional = /^Unexpected argument '(.*)'\. This command does not take positional arguments/s.exec((e as Error).message);
+    if (positional) {
+      const word = positional[1]!;
+      const near = cmd.options.node && !word.startsWith('-') ? `did you mean --node ${word}? ` : '';
+      throw new InputError(`"hardway ${cmd.name}" takes no arguments, got "${word}"`, `${near}${help}`);
+    }
+    // A value that starts with a dash (--ready-timeout -5): one line that says what the option needs.
+    const dashed = /^Option '--([^' ]+)[^']*' argument is ambiguous/.exec((e as Error).message);
+    if (dashed) {
+      const name = dashed[1]!;
+      const value = rest[rest.indexOf(`--${name}`) + 1] ?? '';
+      const spec = cmd.options[name];
+      if (spec?.range) throw new InputError(`--${name} must be a whole number from ${spec.range[0]} to ${spec.range[1]}, got "${value}"`, help);
+      throw new InputError(`--${name} needs a value, and "${value}" looks like an option`, `if "${value}" is the value, write --${name}=${value}; ${help}`);
+    }
+    throw new InputError((e as Error).message.replace(/\. To specify.*$/s, '').split('\n')[0]!, help);
   }
 }
 

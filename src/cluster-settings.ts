@@ -104,6 +104,8 @@ export interface ClusterSettings {
   dns: DnsSettings;
   etcd: EtcdSettings;
   preflight: PreflightSettings;
+  /** Published digests of release files hardway does not carry (URL: sha256:HEX or sha512:HEX): another version of a component; unset: none. */
+  checksums?: Record<string, string>;
 }
 
 /** The KTHW defaults (stable releases where the tutorial used pre-releases). */
@@ -234,7 +236,7 @@ const preflightName: Check = (v, say) => {
   return v;
 };
 
-const TOP: Record<string, Check | 'versions' | 'ssh' | 'section' | 'registries' | 'etcd' | 'preflight'> = {
+const TOP: Record<string, Check | 'versions' | 'ssh' | 'section' | 'registries' | 'etcd' | 'preflight' | 'checksums'> = {
   clusterCidr: cidr,
   serviceCidr: serviceCidr,
   clusterDomain: str(DNS_NAME, 'a DNS domain like cluster.local'),
@@ -253,6 +255,7 @@ const TOP: Record<string, Check | 'versions' | 'ssh' | 'section' | 'registries' 
   dns: 'section',
   etcd: 'etcd',
   preflight: 'preflight',
+  checksums: 'checksums',
 };
 /** The keys of each plain mapping section (TOP entries marked 'section'). */
 const SECTIONS: Record<'containerd' | 'kubeProxy' | 'dns', Record<string, Check>> = {
@@ -272,10 +275,13 @@ export function clusterYamlKeys(): string[] {
     if (kind === 'registries') return MIRROR_KEYS.map((m) => `registries.REGISTRY.mirrors[].${m}`);
     if (kind === 'etcd') return Object.keys(SNAPSHOT_KEYS).map((s) => `etcd.snapshots.${s}`);
     if (kind === 'preflight') return ['preflight.ignore'];
+    if (kind === 'checksums') return ['checksums.URL'];
     return [k];
   });
 }
 
+/** A published digest as release pages give it, with its algorithm: sha256:HEX or sha512:HEX. */
+const DIGEST = str(/^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})$/, 'sha256:<64 hex digits> or sha512:<128 hex digits>, as published');
 const VERSION = str(/^v?\d+\.\d+\.\d+([-+][A-Za-z0-9.-]+)?$/, 'a version like v1.32.3');
 const SSH: Record<keyof SshSettings, Check> = {
   user: str(SAFE_WORD, 'a user name'),
@@ -383,6 +389,15 @@ export function parseClusterSettings(text: string, file: string, opts: { dir?: s
         if (!isSeq(p.value)) throw new InputError(`preflight.ignore: expected a list of check names, got ${quote(v)}`, `e.g. [clock]; the checks: ${PREFLIGHT_NAMES.join(', ')} (or ${ALL_PREFLIGHT})`, { file, ...(l !== undefined ? { line: l } : {}) });
         settings.preflight.ignore = p.value.items.map((item) => validate(preflightName, 'preflight.ignore', isScalar(item) ? item.value : item, lineOf(item as Node) ?? l) as PreflightName);
       });
+    } else if (check === 'checksums') {
+      // Any key is a URL here: checked as one, not against a list of names.
+      settings.checksums = {};
+      for (const item of mapOrFail(pair.value, 'checksums', line)) {
+        const url = (item.key as { value?: unknown } | null)?.value;
+        const l = lineOf(item.key) ?? line;
+        if (typeof url !== 'string' || !/^https:\/\/[^\s@]+$/.test(url)) throw new InputError(`checksums: ${quote(url)} is not an https URL of a release file`, 'write the URL hardway downloads, e.g. https://github.com/etcd-io/etcd/releases/download/v3.5.22/etcd-v3.5.22-linux-amd64.tar.gz', { file, line: l });
+        settings.checksums[url] = validate(DIGEST, `checksums.${url}`, (item.value as { value?: unknown } | null)?.value, lineOf(item.value) ?? l) as string;
+      }
     } else if (check === 'registries') {
       settings.registries = parseRegistries(pair.value, { file, lineOf }, line);
     } else if (check === 'section') {

@@ -23,4 +23,4 @@ export interface OptionSpec {
 export type Example = readonly [command: string, does: string];
 
 /** The headings of the top-level help a command sits under. */
-export type CommandGroupKey = 'machines' | 'project' | 'cluster' | 'day-two';
+export type CommandGroupKey = 'machines' | 'project' | 'cluster' | 'day-two' | 'other';

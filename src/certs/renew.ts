@@ -1,6 +1,7 @@
 // `hardway certs --renew [IDENTITY ...]`: which leaf certificates to reissue although they still
 // match the inventory. Pure: the identities of the inventory and the names typed in, a selection out.
 import { InputError } from '../errors.ts';
+import { closest, didYouMean } from '../ui/suggest.ts';
 import { caRotationCommand } from './check.ts';
 import type { Identity } from './identities.ts';
 
@@ -31,8 +32,9 @@ export function renewSelection(ids: readonly Identity[], names: readonly string[
   }
   if (unknown.length > 0) {
     const machines = [...new Set(ids.flatMap((i) => (i.machine ? [i.machine] : [])))];
+    const near = didYouMean([...new Set(unknown.flatMap((n) => closest(n, [...ids.map((i) => i.name), ...machines])))]);
     throw new InputError(`unknown certificate ${unknown.map((n) => `"${n}"`).join(', ')} for --renew`,
-      `the certificates are: ${ids.map((i) => i.name).join(', ')} (a machine's name, e.g. ${machines[0] ?? 'node-0'}, means its own)`);
+      `${near ? `${near} ` : ''}the certificates are: ${ids.map((i) => i.name).join(', ')} (a machine's name, e.g. ${machines[0] ?? 'node-0'}, means its own)`);
   }
   return picked;
 }

@@ -17,7 +17,7 @@ export function topHelp(commands: readonly CommandEntry[], groups: readonly Comm
     ...groups.flatMap((g) => ['', `${g.title}:`, ...rows(listed(g.key))]),
     '',
     'Other:',
-    ...rows([['help COMMAND', 'the options and examples of a command'], ['version', 'print the version (also --version, -V)']]),
+    ...rows([['help COMMAND', 'the options and examples of a command'], ...listed('other')]),
     '',
     ...wrap('Run "hardway COMMAND --help" (or "hardway help COMMAND") for its options and examples. README.md is the guide; docs/ has the details.', width),
   ].join('\n');

@@ -1,5 +1,5 @@
 // What the words after `hardway` ask for: a command (the longest name they start with), a group's
-// list of commands (`hardway lab`), help or the version, or nothing known, with the names closest
+// list of commands (`hardway lab`), help, or nothing known, with the names closest
 // to what was typed.
 import type { CommandEntry } from '../commands/entry.ts';
 import { closest } from '../ui/suggest.ts';
@@ -7,7 +7,6 @@ import { closest } from '../ui/suggest.ts';
 /** The outcome of reading the command words. */
 export type Resolution =
   | { kind: 'top'; asked: boolean }
-  | { kind: 'version' }
   | { kind: 'group'; prefix: string; asked: boolean }
   | { kind: 'command'; entry: CommandEntry; rest: string[]; help: boolean }
   | { kind: 'unknown'; typed: string; near: string[] };
@@ -19,14 +18,15 @@ export interface CommandTable {
 }
 
 const HELP = new Set(['--help', '-h']);
-const VERSION = new Set(['version', '--version', '-V']);
+// `version` itself is a command of the table (with --help and --json); these are its short forms.
+const VERSION = new Set(['--version', '-V']);
 
 /** Reads the command words of `argv`. */
 export function resolveArgs(argv: readonly string[], table: CommandTable): Resolution {
   const [first, ...after] = argv;
   if (first === undefined) return { kind: 'top', asked: false };
   if (HELP.has(first)) return { kind: 'top', asked: true };
-  if (VERSION.has(first) && after.length === 0) return { kind: 'version' };
+  if (VERSION.has(first)) return resolveArgs(['version', ...after], table);
   if (first === 'help') {
     const words = after.filter((a) => !HELP.has(a));
     if (words.length === 0) return { kind: 'top', asked: true };

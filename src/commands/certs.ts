@@ -5,6 +5,7 @@ import { checkCertificates, formatCheck } from '../certs/check.ts';
 import { ensureCertificates } from '../certs/ensure.ts';
 import { identitiesFor } from '../certs/identities.ts';
 import { renewSelection } from '../certs/renew.ts';
+import { terminalLines } from '../ui/wrap.ts';
 import { InputError } from '../errors.ts';
 import { writeKubeconfigs } from '../certs/write-kubeconfigs.ts';
 import { renewCa, rotationWould } from './certs-ca.ts';
@@ -89,8 +90,10 @@ async function certs(ctx: CliContext): Promise<number> {
   const renew = renewing ? renewSelection(identitiesFor(inv), positionals) : undefined;
   const wouldRenew = `would reissue ${renew?.size ?? 0} certificate(s) with new keys although they are still right: ${[...(renew ?? [])].join(', ')}`;
   if (dryRun) {
-    if (renew) say(stdout, wouldRenew);
-    else for (const line of previewPki(inv, new Date()).lines.filter((l) => !l.kept)) say(stdout, line.text);
+    // Exactly what the run below writes: the certificates (kubeconfigs and the encryption config are
+    // other commands'), and with --renew the kubeconfigs that embed a renewed certificate.
+    const scope = renew ? { parts: ['certificates', 'kubeconfigs'] as const, renew } : { parts: ['certificates'] as const };
+    for (const line of previewPki(inv, new Date(), scope).lines.filter((l) => !l.kept)) say(stdout, line.text);
     say(stdout, 'nothing was changed (--dry-run)');
     return 0;
   }
@@ -98,14 +101,14 @@ async function certs(ctx: CliContext): Promise<number> {
   if (renewing && positionals.length === 0 && values.yes !== true) throw needsYes(ctx, 'certs --renew', wouldRenew);
   return withRunLock(inv.dir, 'certs', async () => {
     // Keys are made before any line of the report: say first how many, so the seconds are not silence.
-    const making = renew?.size ?? previewPki(inv, new Date()).lines.filter((l) => !l.kept && /^would (re)?issue /.test(l.text)).length;
+    const making = renew?.size ?? previewPki(inv, new Date(), { parts: ['certificates'] }).lines.filter((l) => !l.kept && /^would (re)?issue /.test(l.text)).length;
     if (making > 0) say(stdout, `making ${making} new key(s) and certificate(s) in pki/...`);
     printReport(await ensureCertificates(inv, new Date(), { ...(renew ? { renew } : {}) }), { stdout, stderr });
     if (renew) {
       // The kubeconfigs embed the client certificates: renewed ones must not keep the old.
       const written = writeKubeconfigs(inv);
       printReport({ ...written, lines: written.lines.filter((l) => !l.kept) }, { stdout, stderr });
-      say(stdout, 'next: hardway distribute (installs the renewed files and restarts only the services that read them)');
+      for (const l of terminalLines('next: hardway distribute (installs the renewed files and restarts only the services that read them)', stdout)) say(stdout, l);
     }
     return 0;
   });

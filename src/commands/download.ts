@@ -69,6 +69,7 @@ async function download(ctx: CliContext): Promise<number> {
       projectDir,
       arch,
       versions: settings.versions,
+      ...(settings.checksums ? { checksums: settings.checksums } : {}),
       versionsFile: env.HARDWAY_VERSIONS_FILE ? resolve(ctx.cwd, env.HARDWAY_VERSIONS_FILE) : BUILTIN_VERSIONS_FILE,
       baseUrl: env.HARDWAY_DOWNLOAD_BASE_URL || undefined,
       cache,

@@ -9,7 +9,7 @@ export { isRemote, type CommandEntry, type CommandGroup, type RemoteCommandEntry
 
 const remote = remoteEntry;
 
-/** The headings of the top-level help, in the order a newcomer needs them. */
+/** The headings of the top-level help, in the order a newcomer needs them (the 'other' commands follow them, with help). */
 export const GROUPS: CommandGroup[] = [
   { key: 'machines', title: 'Machines to build on' },
   { key: 'project', title: 'The project on this machine (no SSH)' },
@@ -72,6 +72,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'etcd snapshot restore', group: 'day-two', summary: 'Restore every etcd member from a snapshot', load: async () => (await import('./etcd-snapshot.ts')).etcdSnapshotRestoreCommand },
   remote('remove-node'),
   remote('reset'),
+  { name: 'version', group: 'other', summary: 'print the version (also --version, -V)', load: async () => (await import('./version.ts')).versionCommand },
 ];
 
 export { remoteEntry };

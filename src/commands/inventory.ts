@@ -1,13 +1,24 @@
 // `hardway inventory`: validates machines.txt and cluster.yaml and shows what hardway understood.
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, say, type CommandModule } from '../cli/command.ts';
+import { jumpboxApiUrl } from '../api-endpoints.ts';
+import { sharedApiName } from '../api-names.ts';
+import { resolve } from 'node:path';
+import { checkPinnedVersions } from '../download/pinned-versions.ts';
+import { BUILTIN_VERSIONS_FILE } from '../download/versions.ts';
+import { displayPath } from '../input-file.ts';
 import { loadInventory } from '../inventory.ts';
 
 /** Shows the validated inventory (machines, roles, derived cluster values), or the first problem in it. */
 export const inventoryCommand: CommandModule = {
   name: 'inventory',
+  details:
+    'Every line of machines.txt and key of cluster.yaml is checked; the first problem is shown with its file and line. ' +
+    'A versions.* release that "hardway download" cannot fetch (no published digests: see checksums in docs/cluster-yaml.md) ' +
+    'or that hardway cannot render files for is refused here, with the releases that can be used. ' +
+    'The API server shown is the address pki/jumpbox.kubeconfig dials.',
   options: {
     ...INVENTORY_OPTIONS,
-    json: jsonOption('{ok, machines, serviceIp, apiServerName, apiServerUrl, settings}'),
+    json: jsonOption("{ok, machines, serviceIp, apiServerName, apiServerUrl (what pki/jumpbox.kubeconfig dials), settings}"),
   },
   examples: [
     ['hardway inventory', 'check the project in this directory and show its machines'],
@@ -17,8 +28,15 @@ export const inventoryCommand: CommandModule = {
   async run(ctx) {
     const { values, stdout } = ctx;
     const inv = loadInventory(machinesFile(ctx));
+    // A version download or render would refuse is refused here, with the ones that can be used.
+    const custom = ctx.env.HARDWAY_VERSIONS_FILE ? resolve(ctx.cwd, ctx.env.HARDWAY_VERSIONS_FILE) : undefined;
+    checkPinnedVersions(inv.settings, { file: inv.clusterFile, shownAs: displayPath(inv.clusterFile) },
+      { file: custom ?? BUILTIN_VERSIONS_FILE, shownAs: custom ?? 'src/download/versions.json' });
     if (values.json) {
-      const { settings, machines, serviceIp, apiServerName, apiServerUrl } = inv;
+      const { settings, machines, serviceIp } = inv;
+      // The address the user's kubeconfig (pki/jumpbox.kubeconfig) dials, from the one function that makes it.
+      const apiServerUrl = jumpboxApiUrl(inv);
+      const apiServerName = sharedApiName(inv) ?? inv.apiServerName;
       say(stdout, JSON.stringify({ ok: true, machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings } }, null, 2));
       return 0;
     }
@@ -29,7 +47,9 @@ export const inventoryCommand: CommandModule = {
     }
     const s = inv.settings;
     say(stdout);
-    say(stdout, `API server      ${inv.apiServerUrl}`);
+    // What pki/jumpbox.kubeconfig dials (one function makes both): with several control planes, a name pinned to each.
+    const shared = sharedApiName(inv) ? ` (pinned to ${inv.controlPlanes.map((m) => m.hostname).join(', ')})` : '';
+    say(stdout, `API server      ${jumpboxApiUrl(inv)}${shared}`);
     say(stdout, `cluster CIDR    ${s.clusterCidr}`);
     say(stdout, `service CIDR    ${s.serviceCidr} (kubernetes Service IP ${inv.serviceIp})`);
     say(stdout, `cluster domain  ${s.clusterDomain}`);

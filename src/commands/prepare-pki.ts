@@ -6,6 +6,7 @@ import { say } from '../cli/command.ts';
 import { pkiMakers } from '../certs/make-pki.ts';
 import { previewPki } from '../certs/pki-preview.ts';
 import type { Inventory } from '../inventory.ts';
+import { terminalLines } from '../ui/wrap.ts';
 
 /** Runs certs, kubeconfigs and encryption-config; prints what they created or changed, one summary line for what they kept. */
 export async function preparePki(inv: Inventory, out: Writable): Promise<void> {
@@ -17,7 +18,7 @@ export async function preparePki(inv: Inventory, out: Writable): Promise<void> {
     for (const w of report.warnings) say(out, `warning: ${w}`);
     for (const line of report.lines) {
       if (line.kept) kept++;
-      else say(out, `pki: ${line.text}`);
+      else for (const l of terminalLines(`pki: ${line.text}`, out)) say(out, l);
     }
   }
   say(out, `pki: ${kept} file(s) already up to date`);
@@ -27,7 +28,7 @@ export async function preparePki(inv: Inventory, out: Writable): Promise<void> {
 export function showPkiPlan(inv: Inventory, out: Writable): void {
   const { lines } = previewPki(inv, new Date());
   const changes = lines.filter((l) => !l.kept);
-  for (const line of changes) say(out, `pki: ${line.text}`);
+  for (const line of changes) for (const l of terminalLines(`pki: ${line.text}`, out)) say(out, l);
   say(out, `pki: ${lines.length - changes.length} file(s) already up to date${changes.length ? '; the steps below compare the machines with pki/ as it is now' : ''}`);
   // Without a CA, distribute has nothing to compare with: it, and what needs it, cannot be planned.
   if (changes.some((l) => l.text.startsWith('would issue ca '))) {

@@ -15,9 +15,10 @@ import { STEPS, type StepEntry, type StepName } from '../steps/index.ts';
 import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entry.ts';
-import { preparePki, showPkiPlan } from './prepare-pki.ts';
+import { showPkiPlan } from './prepare-pki.ts';
 import { sshOptions } from './ssh-options.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
+import { preflightThenPki } from './preflight.ts';
 
 /** Options every remote command takes. */
 export const REMOTE_OPTIONS: Record<string, OptionSpec> = {
@@ -134,7 +135,10 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
   };
   const run = async () => {
     const out = v.json === true ? ctx.stderr : ctx.stdout;
-    if (entry.preparesPki && !options.dryRun) await preparePki(inventory, out);
+    if (entry.preparesPki && !options.dryRun) {
+      // A first run makes every key (seconds each): preflight.ts first makes sure the machines can be worked on at all.
+      await preflightThenPki({ command: name, inventory, machines: selected, opts: sshOptions(ctx, loaded), out, concurrency, ...(deps.connectors ? { connectors: deps.connectors(ctx, loaded) } : {}) });
+    }
     if (entry.preparesPki && options.dryRun) showPkiPlan(inventory, out);
     const steps = await Promise.all(chosen.map((s) => registry[s]!.load()));
     const connectors = (deps.connectors ?? sshConnectors)(ctx, loaded);

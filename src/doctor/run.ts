@@ -14,6 +14,7 @@ import { diagnose } from './diagnose.ts';
 import { planDrift, upChangeSteps } from './drift.ts';
 import { shownPath, writeBundle } from './bundle.ts';
 import { doctorJson, doctorText } from './format.ts';
+import { widthOf } from '../ui/wrap.ts';
 import { gatherMachine } from './gather.ts';
 import { sharedConnections } from './shared-connections.ts';
 import type { Connect } from '../transport/index.ts';
@@ -91,15 +92,18 @@ async function diagnoseAndReport(run: DoctorRun, r: RunParts): Promise<{ code: n
   const chosen = new Set(selected.map((m) => m.hostname));
   const findings = diagnose(ctx, evidence, await api).filter((f) => chosen.has(f.machine) || f.check === 'api');
   const seconds = (Date.now() - started) / 1000;
-  const text = doctorText(findings, { machines: selected.length, api: await api, testImages: ctx.testImages, seconds });
+  const facts = { machines: selected.length, api: await api, testImages: ctx.testImages, seconds };
+  // The bundle keeps the report unwrapped; the terminal gets it wrapped to its width.
+  const text = doctorText(findings, facts);
+  const shown = doctorText(findings, facts, widthOf(run.stdout));
   const code = findings.length ? 1 : 0;
   if (!run.bundle) {
-    run.stdout.write((run.json ? doctorJson(findings) : text) + '\n');
+    run.stdout.write((run.json ? doctorJson(findings) : shown) + '\n');
     return { code, findings };
   }
   // The text report first (the bundle takes a moment more); --json prints its one object only once
   // the bundle is written or has failed, naming it either way (its absolute path), so stdout never holds two.
-  if (!run.json) run.stdout.write(text + '\n');
+  if (!run.json) run.stdout.write(shown + '\n');
   const bundle = shownPath(run.bundle.file, run.bundle.cwd);
   let files: number;
   try {

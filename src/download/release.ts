@@ -15,6 +15,8 @@ export interface ReleaseOptions {
   arch: Arch;
   versions: Record<Component, string>;
   versionsFile: string;
+  /** cluster.yaml's published digests of release files the manifest does not list (URL: digest). */
+  checksums?: Record<string, string>;
   /** Mirror or test server that serves HOST/PATH of the real URLs. */
   baseUrl?: string;
   cache: string;
@@ -24,7 +26,7 @@ export interface ReleaseOptions {
 
 /** Downloads, verifies and installs the release binaries; returns what changed in downloads/. */
 export async function downloadReleases(opts: ReleaseOptions): Promise<InstallSummary> {
-  const artifacts = selectArtifacts(loadVersions(opts.versionsFile), opts.versions, opts.arch, opts.versionsFile);
+  const artifacts = selectArtifacts(loadVersions(opts.versionsFile), opts.versions, opts.arch, opts.versionsFile, opts.checksums);
   // Every file is fetched and verified before anything is unpacked, so a failed download leaves
   // downloads/ exactly as it was.
   const fetched: { artifact: Artifact; path: string; url: string }[] = [];

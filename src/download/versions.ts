@@ -98,29 +98,72 @@ function checkArtifact(a: ArtifactSpec, where: string, sources: Record<string, s
   }
 }
 
-/** The release files for the pinned versions and one architecture; unknown versions are InputErrors. */
+/** Where the digests of cluster.yaml's `checksums` are said to come from. */
+export const FROM_CLUSTER_YAML = 'cluster-yaml';
+
+/**
+ * A version the manifest does not list, made from the release files of one it does (the newest):
+ * their URLs and paths with that version replaced by this one (v1.2.3, and 1.2.3 without its v),
+ * each with its digest from `checksums` (cluster.yaml: URL to digest); an architecture whose URL has
+ * no digest there is left out. Undefined when the component has no version to follow, or when not
+ * one of its URLs has a digest given (then the version is unknown, not half-given).
+ */
+export function derivedSpecs(manifest: VersionsManifest, component: Component, version: string, checksums: Readonly<Record<string, string>> = {}): ArtifactSpec[] | undefined {
+  const known = Object.keys(manifest.components[component] ?? {});
+  const model = known.at(-1);
+  if (model === undefined || !/^v?\d/.test(version)) return undefined;
+  const bare = (v: string) => v.replace(/^v/, '');
+  const swap = (text: string) => text.split(model).join(version).split(bare(model)).join(bare(version));
+  const specs = manifest.components[component]![model]!.map((spec): ArtifactSpec => ({
+    ...spec,
+    checksumSource: FROM_CLUSTER_YAML,
+    arch: Object.fromEntries(Object.entries(spec.arch).flatMap(([arch, f]) => {
+      const url = swap(f!.url);
+      return [[arch, { url, digest: checksums[url] ?? '' }]];
+    })),
+    files: spec.files.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, swap(v as string)])) as FileRule),
+  }));
+  return specs.some((s) => Object.values(s.arch).some((f) => f!.digest !== '')) ? specs : undefined;
+}
+
+/** The URLs a derived version still needs digests for, for one architecture. */
+export function missingDigests(specs: readonly ArtifactSpec[], arch: Arch): string[] {
+  return specs.flatMap((s) => (s.arch[arch] && s.arch[arch]!.digest === '' ? [s.arch[arch]!.url] : []));
+}
+
+/**
+ * The release files for the pinned versions and one architecture; a version the manifest does not
+ * list is taken from cluster.yaml's `checksums` (see derivedSpecs); else an InputError.
+ */
 export function selectArtifacts(
   manifest: VersionsManifest,
   versions: Record<Component, string>,
   arch: Arch,
   file: string,
+  checksums: Readonly<Record<string, string>> = {},
 ): Artifact[] {
   const out: Artifact[] = [];
   for (const component of COMPONENTS) {
     const version = versions[component];
     const known = manifest.components[component] ?? {};
-    const specs = known[version];
+    const derived = known[version] ? undefined : derivedSpecs(manifest, component, version, checksums);
+    const specs = known[version] ?? derived;
+    const missing = derived ? missingDigests(derived, arch) : [];
+    if (missing.length > 0) {
+      throw new InputError(`${component} ${version}: no checksum in cluster.yaml for ${missing.join(', ')}`, `add each under checksums: in cluster.yaml, with its published digest ("URL": sha256:HEX)`);
+    }
     if (!specs) {
       throw new InputError(
         `no published checksums known for ${component} ${version}`,
-        `use one of: ${Object.keys(known).join(', ') || '(none)'} (versions.${component} in cluster.yaml), or add it with its published digest to ${file}`,
+        `use one of: ${Object.keys(known).join(', ') || '(none)'} (versions.${component} in cluster.yaml), or give the published digest of each of its release files under checksums: in cluster.yaml (or add it to ${file})`,
       );
     }
     for (const s of specs) {
       const f = s.arch[arch];
       if (!f) throw new InputError(`${component} ${version}: no ${s.id} release file for ${arch} in ${file}`);
       const [algorithm, hex] = f.digest.split(':') as ['sha256' | 'sha512', string];
-      out.push({ id: s.id, component, version, type: s.type, url: f.url, algorithm, hex, checksumSource: `${s.checksumSource}: ${manifest.checksumSources[s.checksumSource]}`, files: s.files });
+      const source = s.checksumSource === FROM_CLUSTER_YAML ? 'checksums in cluster.yaml' : `${s.checksumSource}: ${manifest.checksumSources[s.checksumSource]}`;
+      out.push({ id: s.id, component, version, type: s.type, url: f.url, algorithm, hex, checksumSource: source, files: s.files });
     }
   }
   return out;

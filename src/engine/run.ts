@@ -11,6 +11,7 @@ import { runHosts, type EngineDeps } from './hosts.ts';
 import { targetsOf, type Target } from './targets.ts';
 import { summarize } from '../ui/summary.ts';
 import { planAtOnce } from './plan-at-once.ts';
+import type { InFlight } from './in-flight.ts';
 
 /** What to run: the steps in order, the inventory, the machines chosen with --node, the options. */
 export interface RunRequest {
@@ -31,7 +32,7 @@ export interface RunRequest {
  * segment, the lanes of a segment at the same time. --concurrency caps the machines worked on at
  * once overall.
  */
-export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: Reporter }): Promise<RunResult> {
+export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: Reporter; inFlight?: InFlight }): Promise<RunResult> {
   const perStep: HostResult[][] = req.steps.map(() => []);
   const failedHosts = new Map<string, string>();
   const slots = new Semaphore(req.options.concurrency);
@@ -48,6 +49,7 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     const step = req.steps[i]!;
     const idle = step.kind === 'check' || step.kind === 'action' ? undefined : step.idle?.(req.inventory);
     shown.forStep(i).stepStarted(idle ? { name: step.name, title: `${step.title}: ${idle}` } : step, runnable.map((t) => t.host.name));
+    deps.inFlight?.announce(step.name, runnable.map((t) => t.host.name));
   };
   // The first step and its machines show at once: the at-once round below reaches every machine
   // first, and a machine that does not answer takes seconds of retries, which show under it.
@@ -76,7 +78,9 @@ export async function runSteps(req: RunRequest, deps: EngineDeps & { reporter: R
     announce(i, runnable);
     const untouched = new Set<string>();
     const runOne = (target: Target) => slots.run(async () => {
-      const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, hosts, atOnce);
+      // What an interrupt says was running: this step on this machine, until it ends.
+      deps.inFlight?.start(step.name, target.host.name);
+      const outcome = await runStepOnHost(step, target, req.inventory, req.options, deps, hosts, atOnce).finally(() => deps.inFlight?.end(step.name, target.host.name));
       reporter.hostFinished(step, outcome.result, outcome.details);
       if (outcome.untouched) untouched.add(target.host.name);
       return outcome.result;

@@ -13,6 +13,7 @@ import type { ClusterApi, ClusterApiOptions } from '../cluster-api/cluster-api.t
 import { connectionPool, type TransportFactory } from './connections.ts';
 import { acquireRunLock } from './lock.ts';
 import { openRunLog } from './run-log.ts';
+import { InFlight, trackRun } from './in-flight.ts';
 import { runSteps } from './run.ts';
 import type { RunResult, Step, StepOptions } from './types.ts';
 
@@ -62,6 +63,9 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
     ? (await import('../ui/listr-reporter.ts')).listrReporter(logger, stream, req.options.dryRun)
     : plainReporter(logger, req.options.dryRun);
   runLog.write(`hardway ${req.command}: steps ${req.steps.map((s) => s.name).join(', ')}; machines ${req.selected.map((m) => m.hostname).join(', ')}; options ${JSON.stringify({ ...req.options, values: undefined })}`);
+  // What a Ctrl-C says was going on (src/cli/interrupt.ts), until the run ends.
+  const inFlight = new InFlight(req.command, runLog.path);
+  const untrack = trackRun(inFlight);
   let pool: ReturnType<typeof connectionPool> | undefined;
   // One direct route to the cluster per run; -v says when it is given up for the old one, a
   // warning when a certificate failed verification there.
@@ -75,7 +79,7 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
     pool = connectionPool(await req.connectors(logger, note));
     const result = await runSteps(
       { steps: req.steps, lanes: req.lanes, inventory: req.inventory, selected: req.selected, options: req.options },
-      { pool, logger, runLog, redactor, reporter, clusterApi },
+      { pool, logger, runLog, redactor, reporter, clusterApi, inFlight },
     );
     if (req.json) req.stdout.write(summaryJson(result) + '\n');
     // The one summary, also with --json (then on stderr, with the progress): each error is shown here, once.
@@ -83,6 +87,7 @@ export async function runSession(req: SessionRequest): Promise<{ code: number; r
     (result.ok ? logger.info : logger.error)(`log of this run: ${displayPath(runLog.path)}`);
     return { code: result.ok ? 0 : 1, result, logFile: runLog.path };
   } finally {
+    untrack();
     await pool?.closeAll();
     clusterApi?.close();
     runLog.close();

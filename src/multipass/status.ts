@@ -37,6 +37,8 @@ export interface MultipassStatus {
 export async function multipassStatus(prefix: string, deps: Pick<MultipassDeps, 'client' | 'stateDir' | 'probe'>): Promise<MultipassStatus> {
   const record = readRecord(deps.stateDir, prefix);
   if (!record) {
+    // Without Multipass there is nothing to launch with: say that (as up and down do), not "launch them".
+    await deps.client.list();
     const others = listRecords(deps.stateDir);
     throw new InputError(`hardway has launched no Multipass VMs named "${prefix}-..."`,
       others.length > 0 ? `launched by hardway here: ${others.join(', ')}; pass --name NAME` : `launch them: hardway multipass up --name ${prefix}`);

@@ -2,7 +2,7 @@
 // Ansible's recap), each error shown there once, in full; or one JSON object for scripts.
 import type { HostResult, RunResult } from '../engine/types.ts';
 import type { Palette } from './terminal.ts';
-import { indent, plural, withoutHost } from './reporter.ts';
+import { plural, withoutHost } from './reporter.ts';
 import { DEFAULT_WIDTH, wrap } from './wrap.ts';
 
 /** Totals and `ok` from the results of every step on every host. */
@@ -81,20 +81,58 @@ export function summaryLines(run: RunResult, colors: Palette, dryRun: boolean, w
     const [first, ...rest] = wrap(`${what}${notRun}`, width, lead, ' '.repeat(lead.length));
     // Painted after wrapping: the color codes take no room on the screen.
     lines.push(first!.replace(word(r.outcome), paint[r.outcome](word(r.outcome))), ...rest);
-    // The rest of the error (a command's stderr, the hint) under its first line; a line too long
-    // for the screen is wrapped under itself, the others are left exactly as they are.
-    for (const line of indent(r.failure?.error.split('\n').slice(1).join('\n') ?? '', ' '.repeat(lead.length)).split('\n')) {
-      if (line.trim() === '') continue;
-      const own = /^\s*/.exec(line)![0];
-      lines.push(...(line.length > width ? wrap(line, width, own, `${own}  `) : [line]));
-    }
   }
+  lines.push(...errorDetails(recap, width));
   lines.push(...notRunReasons(run).flatMap((l) => wrap(l, width, '', '  ')));
   const n = (o: MachineOutcome) => recap.filter((r) => r.outcome === o).length;
   const notRunAt = n('not run') ? `, ${n('not run')} not run` : '';
   lines.push(...wrap(`${n('ok')} ok, ${n('changed')} ${dryRun ? 'would change' : 'changed'}, ${n('failed')} failed, ${n('unreachable')} unreachable${notRunAt}` +
     ` (${plural(run.changed, change)})`, width, '', '  '));
   return lines;
+}
+
+/**
+ * The rest of each failure (a command's stderr, then its hint) after the machines' lines, each
+ * text once for every machine it belongs to: `node-0, node-1:` over the lines they share, a hint
+ * as `hint:` when every failed machine has it, else `hint (node-0, node-1):`. A line too long for
+ * the screen is wrapped under itself; the others are left exactly as they are.
+ */
+function errorDetails(recap: MachineRecap[], width: number): string[] {
+  const details = new Map<string, string[]>();
+  const hints = new Map<string, string[]>();
+  const add = (m: Map<string, string[]>, text: string, machine: string) => text && m.set(text, [...(m.get(text) ?? []), machine]);
+  const failed = recap.filter((r) => r.failure);
+  for (const r of failed) {
+    const rest = r.failure!.error.split('\n').slice(1);
+    const at = rest.findIndex((l) => l.trimStart().startsWith('hint: '));
+    const detail = at === -1 ? rest : rest.slice(0, at);
+    add(details, dedent(detail).join('\n').trim() === '' ? '' : dedent(detail).join('\n'), r.machine);
+    add(hints, at === -1 ? '' : dedent(rest.slice(at)).join('\n').replace(/^hint: /, ''), r.machine);
+  }
+  const fit = (line: string) => {
+    const own = /^\s*/.exec(line)![0];
+    return line.length > width ? wrap(line, width, own, `${own}  `) : [line];
+  };
+  const out: string[] = [];
+  for (const [text, machines] of details) {
+    const shown = text.split('\n').filter((l) => l.trim() !== '');
+    // One line goes beside the machines' names; several under them.
+    if (shown.length === 1) out.push(...fit(`  ${machines.join(', ')}: ${shown[0]!.trim()}`));
+    else out.push(`  ${machines.join(', ')}:`, ...shown.map((l) => `    ${l}`).flatMap(fit));
+  }
+  for (const [text, machines] of hints) {
+    const who = machines.length === failed.length ? 'hint: ' : `hint (${machines.join(', ')}): `;
+    const [first, ...more] = text.split('\n');
+    // Continued under its text, deeper than a machine's line (two spaces) so it is never taken for one.
+    out.push(...wrap(`${who}${first}`, width, '', '      '), ...more.flatMap(fit));
+  }
+  return out;
+}
+
+/** Lines without the indent they all share. */
+function dedent(lines: string[]): string[] {
+  const shared = Math.min(...lines.filter((l) => l.trim() !== '').map((l) => /^\s*/.exec(l)![0].length));
+  return lines.map((l) => l.slice(Number.isFinite(shared) ? shared : 0));
 }
 
 /**

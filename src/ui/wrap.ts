@@ -108,3 +108,12 @@ export function wrapMessage(text: string, width: number): string {
     return [...before, hang + cmd[2]];
   }).join('\n');
 }
+
+/**
+ * A line of a report (`pki: reissued ...`) as a terminal shows it: wrapped to its width, later
+ * lines indented by `hang`; to a pipe or a file, exactly as it is (a script reads one line per item).
+ */
+export function terminalLines(text: string, stream: Writable, hang = '  '): string[] {
+  const s = stream as { isTTY?: boolean };
+  return s.isTTY === true ? wrap(text, widthOf(stream), '', hang) : [text];
+}

@@ -46,6 +46,7 @@ describe('renewSelection', () => {
     expect(e).toBeInstanceOf(InputError);
     expect(e.exitCode).toBe(2);
     expect(e.message).toBe('unknown certificate "kube-apiserver" for --renew');
+    expect(e.hint).toMatch(/^did you mean "kube-api-server"\? the certificates are: /);
     expect(e.hint).toContain('admin, node-0/kubelet, node-1/kubelet, kube-proxy, kube-controller-manager, kube-scheduler, kube-api-server');
   });
 
@@ -95,7 +96,10 @@ describe('hardway certs --renew', () => {
     expect(refused.stderr).toContain(`or with --dry-run to see what it would do: hardway certs --renew --machines ${p.machines} --dry-run\n`);
     const dry = await hardway(p, 'certs', '--renew', '--dry-run');
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toMatch(/^would reissue \d+ certificate\(s\) with new keys .*\nnothing was changed \(--dry-run\)\n$/);
+    // One line per certificate (the service-accounts key kept), then the kubeconfigs that embed them, as the run does.
+    expect(dry.stdout).toMatch(/^would reissue admin with a new key: renewal asked for \(--renew\)\n/);
+    expect(dry.stdout).toContain('would reissue service-accounts keeping its key (it signs every service-account token): renewal asked for (--renew)\n');
+    expect(dry.stdout).toMatch(/\nnothing was changed \(--dry-run\)\n$/);
     expect(snapshot(p.dir)).toEqual(before);
     // A name says what it renews: no --yes needed.
     expect((await hardway(p, 'certs', '--renew', 'admin')).code).toBe(0);
@@ -123,7 +127,7 @@ describe('hardway certs --renew', () => {
     const before = snapshot(p.dir);
     const run = await hardway(p, 'certs', '--renew', 'node-9');
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/unknown certificate "node-9" for --renew\n\s+hint: the certificates are: admin, /);
+    expect(run.stderr).toMatch(/unknown certificate "node-9" for --renew\n\s+hint: did you mean "node-0" or "node-1"\? the certificates are: admin, /);
     const bare = await hardway(p, 'certs', 'kube-api-server');
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('certificate names go with --renew');

@@ -110,6 +110,18 @@ describe('help', () => {
     for (const a of ['version', '--version', '-V']) expect(await hw(a)).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' });
   });
 
+  it('version is a command like the others: --json, --help, help version (issue 34 item 13, issue 36 point 8)', async () => {
+    for (const a of [['version', '--json'], ['--version', '--json']]) expect(await hw(...a)).toEqual({ code: 0, stdout: '{"ok":true,"version":"0.1.0"}\n', stderr: '' });
+    const help = await hw('version', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: hardway version \[options\]/);
+    expect(help.stdout).toContain('--json');
+    expect(await hw('help', 'version')).toEqual(help);
+    const typo = await hw('version', '--jsn');
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('did you mean --json?');
+  });
+
   it('no arguments: the top-level help on stderr, exit 2', async () => {
     const r = await hw();
     expect(r.code).toBe(2);
@@ -177,6 +189,11 @@ describe('did you mean', () => {
     [['doctor', '--verbos'], 'unknown option --verbos for "hardway doctor"', 'did you mean --verbose?'],
     [['reset', '--delete-data', 'etc'], '--delete-data does not know "etc"', 'did you mean "etcd"?'],
     [['up', '--ignore-preflight', 'clock', '--ignore-preflight', 'etcd-dsk'], '--ignore-preflight does not know "etcd-dsk"', 'did you mean "etcd-disk"?'],
+    // Issue 36 point 5: a machine typed as an argument, a value with a dash, an option without a command.
+    [['up', 'node-0'], '"hardway up" takes no arguments, got "node-0"', 'did you mean --node node-0?'],
+    [['verify', '--ready-timeout', '-5'], '--ready-timeout must be a whole number from 0 to 3600, got "-5"', '"hardway verify --help" lists its options'],
+    [['smoke', '--web-image', '-x'], '--web-image needs a value, and "-x" looks like an option', 'if "-x" is the value, write --web-image=-x;'],
+    [['--dry-rn'], '"--dry-rn" is an option; options follow a command', 'did you mean --dry-run? e.g. "hardway certs --dry-run";'],
   ])('hardway %j: exit 2, the error, then the suggestion', async (args, message, hint) => {
     const r = await hw(...args);
     expect(r.code).toBe(2);

@@ -61,3 +61,23 @@ describe('error messages wrap', () => {
     expect(unwrapErrors(remote)).toBe(remote);
   });
 });
+
+describe('reports wrap on a terminal (issue 36 point 6)', () => {
+  it("certs' lines fit a terminal of 50 columns; to a pipe each stays one line; the same words either way", async () => {
+    const { certifiedProject } = await import('./certs.helpers.ts');
+    const p = await certifiedProject({ kubeconfigs: true });
+    const run = async (columns?: number) => {
+      let text = '';
+      const stdout = Object.assign(new Writable({ write(c, _e, done) { text += String(c); done(); } }), columns ? { isTTY: true, columns } : {});
+      const code = await main(['certs', '--renew', 'service-accounts', '--machines', p.machines], { stdout, stderr: new Writable({ write(_c, _e, done) { done(); } }), cwd: p.dir, env: {} });
+      return { code, text };
+    };
+    const piped = await run();
+    expect(piped.code).toBe(0);
+    expect(piped.text).toMatch(/^reissued service-accounts \(renewal asked for \(--renew\)\), same key \(it signs every service-account token\)$/m);
+    const narrow = await run(50);
+    expect(narrow.code).toBe(0);
+    expect(widest(narrow.text)).toBeLessThanOrEqual(50);
+    expect(narrow.text.split(/\s+/)).toEqual(piped.text.split(/\s+/));
+  });
+});

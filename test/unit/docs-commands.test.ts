@@ -27,6 +27,19 @@ describe('README.md and docs/', () => {
     expect(commandLinesOf('`cd x && npx --package=.. hardway verify`', 'x.md').map((f) => f.words)).toEqual([['verify']]);
   });
 
+  it("the checkout is not a project: the tutorial's machines.txt is examples/machines.txt, which the README names and which parses", async () => {
+    const { loadInventory } = await import('../../src/inventory.ts');
+    expect(existsSync(join(ROOT, 'machines.txt'))).toBe(false);
+    expect(loadInventory(join(ROOT, 'examples/machines.txt')).machines.map((m) => m.hostname)).toEqual(['server', 'node-0', 'node-1']);
+    expect(read('README.md')).toContain('[examples/machines.txt](examples/machines.txt)');
+  });
+
+  it("README.md says what --dry-run writes: the run's log in logs/, nothing on the machines or in pki/", () => {
+    const dryRun = /- \*\*Dry run\*\*:[^]*?(?=\n- )/.exec(read('README.md'))?.[0].replace(/\s+/g, ' ');
+    expect(dryRun).toContain("writes only the run's log in `logs/`");
+    expect(dryRun).not.toContain('nothing is written anywhere');
+  });
+
   it('every `hardway ...` command line names a real command and options it has', async () => {
     const problems: string[] = [];
     let checked = 0;

@@ -69,6 +69,22 @@ describe('doctor on recorded evidence of a real 1+2 lab', () => {
     expect(doctorText(findings, { machines: 3, api, testImages: ctx.testImages, seconds: 0.8 })).toMatch(/node-0 Ready, node-1 Ready.*\nNo problems found\.$/);
   });
 
+  it('the report wraps to the terminal: every line of every scenario within 80 and 60 columns, the same words as unwrapped (issue 36 point 6)', () => {
+    for (const s of SCENARIOS) {
+      const { ctx, evidence, api } = evidenceOf(s.name);
+      const findings = diagnose(ctx, evidence, api);
+      const facts = { machines: 3, api, testImages: ctx.testImages, seconds: 1.2 };
+      const whole = doctorText(findings, facts);
+      for (const width of [80, 60]) {
+        const text = doctorText(findings, facts, width);
+        // A word longer than the line (a long path) may stand alone; nothing else passes the width.
+        for (const line of text.split('\n')) if (line.length > width) expect(line.lastIndexOf(' '), `${s.name}: ${line}`).toBeLessThan(width);
+        expect(text.split(/\s+/), s.name).toEqual(whole.split(/\s+/));
+      }
+      expect(Math.max(...whole.split('\n').map((l) => l.length)), s.name).toBeGreaterThan(60);
+    }
+  });
+
   for (const s of SCENARIOS) {
     it(`${s.name}: the first finding is ${s.doctor.check} on the broken machine, with the fix the scenario promises`, () => {
       const { ctx, evidence, api } = evidenceOf(s.name);

@@ -151,6 +151,33 @@ describe('hardway download --source release', () => {
     expect(server.requests).toEqual([]);
   });
 
+  it('a version the manifest lacks, given its digest under checksums: in cluster.yaml: fetched from the URL of that version and verified', async () => {
+    const known = urlPath('runc.amd64');
+    const path = known.replace(/v\d+\.\d+\.\d+/, 'v9.9.9');
+    const body = Buffer.from(fakeBinary('runc 9.9.9 amd64'));
+    fake.files.set(path, body);
+    try {
+      const url = `https:/${path}`;
+      const digest = createHash('sha256').update(body).digest('hex');
+      writeFileSync(join(project, 'cluster.yaml'), `versions:\n  runc: v9.9.9\nchecksums:\n  "${url}": sha256:${digest}\n`);
+      const r = await download();
+      expect(r.code, r.err).toBe(0);
+      expect(readFileSync(join(project, 'downloads/worker/runc'))).toEqual(body);
+      const runc = readDownloads(project)!.files.find((f) => f.path === 'worker/runc')!;
+      expect(runc).toMatchObject({ component: 'runc', version: 'v9.9.9', source: { kind: 'release', digest: `sha256:${digest}`, checksumSource: 'checksums in cluster.yaml' } });
+      // The wrong digest is a checksum mismatch, as for any release file; arm64 has none given.
+      writeFileSync(join(project, 'cluster.yaml'), `versions:\n  runc: v9.9.9\nchecksums:\n  "${url}": sha256:${'0'.repeat(64)}\n`);
+      const wrong = await download();
+      expect(wrong.code).toBe(1);
+      expect(wrong.err).toContain('checksum mismatch for runc.amd64');
+      const arm = await download(['--arch', 'arm64']);
+      expect(arm.code).toBe(2);
+      expect(arm.err).toContain(`runc v9.9.9: no checksum in cluster.yaml for ${url.replace('amd64', 'arm64')}`);
+    } finally {
+      fake.files.delete(path);
+    }
+  });
+
   it('rejects an unknown --source or --arch with exit 2', async () => {
     expect((await download(['--source', 'ftp'])).code).toBe(2);
     const arch = await download(['--arch', 'riscv64']);

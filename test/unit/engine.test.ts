@@ -73,7 +73,7 @@ describe('engine: plan, apply, plan again', () => {
     // The progress says only that it failed; the error itself is the summary's, once (src/ui/summary.ts).
     expect(output).toMatch(/^node-1: demo-restart: failed$/m);
     expect(output).not.toContain('Job for demo.service failed.');
-    expect(summaryLines(result, palette(false), false).join('\n')).toMatch(/^ {2}node-1 {2}failed +demo-restart: command failed \(exit 5\): systemctl restart demo\n {2,}Job for demo.service failed\.$/m);
+    expect(summaryLines(result, palette(false), false).join('\n')).toMatch(/^ {2}node-1 {2}failed +demo-restart: command failed \(exit 5\): systemctl restart demo\n {2}node-1: Job for demo.service failed\.$/m);
   });
 
   it('a machine that cannot be reached fails alone, with the transport error', async () => {

@@ -124,7 +124,7 @@ describe('the project is named the same way everywhere: --dir DIR, or --machines
 
   it('every command that reads a project takes --dir, and every command that reaches machines over SSH takes -i, -v and --accept-new-host-keys', async () => {
     const { COMMANDS, loadCommand } = await import('../../src/commands/index.ts');
-    const projectless = new Set(['lab up', 'lab status', 'lab ssh', 'lab reboot', 'lab stop', 'lab start', 'lab down', 'multipass up', 'multipass status', 'multipass down']);
+    const projectless = new Set(['lab up', 'lab status', 'lab ssh', 'lab reboot', 'lab stop', 'lab start', 'lab down', 'multipass up', 'multipass status', 'multipass down', 'version']);
     const ssh = ['doctor', 'etcd snapshot restore', 'certs', 'remove-node', ...COMMANDS.filter((c) => 'steps' in c).map((c) => c.name)];
     for (const entry of COMMANDS) {
       const { options } = await loadCommand(entry);

@@ -131,13 +131,16 @@ describe('multipass up', () => {
     await expect(multipassUp({ ...spec, dir: '/elsewhere' }, deps)).rejects.toThrow(`Multipass "hw" has its files in ${spec.dir}`);
   });
 
-  it('without multipass on PATH: exit 2 and how to install it, nothing written', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hardway-mp-cli-'));
-    const r = await runCli(['multipass', 'up', '--dir', 'out'], dir, { PATH: '/nonexistent', HARDWAY_MULTIPASS_STATE: join(dir, 'state') });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('error: multipass is not installed: there is no "multipass" command on PATH');
-    expect(r.stderr).toContain('hint: install Multipass: "sudo snap install multipass"');
-    expect(r.stdout).toBe('');
+  it('without multipass on PATH: exit 2 and how to install it, nothing written (up and status alike)', async () => {
+    for (const args of [['multipass', 'up', '--dir', 'out'], ['multipass', 'status']]) {
+      const dir = mkdtempSync(join(tmpdir(), 'hardway-mp-cli-'));
+      const r = await runCli(args, dir, { PATH: '/nonexistent', HARDWAY_MULTIPASS_STATE: join(dir, 'state') });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain('error: multipass is not installed: there is no "multipass" command on PATH');
+      expect(r.stderr).toContain('hint: install Multipass: "sudo snap install multipass"');
+      expect(r.stderr).not.toContain('multipass up');
+      expect(r.stdout).toBe('');
+    }
   });
 });
 

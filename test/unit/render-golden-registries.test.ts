@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 const FIXTURE = join(ROOT, 'test/fixtures/registries');
 const GOLDEN = join(ROOT, 'test/golden-registries');
-const machines = readFileSync(join(ROOT, 'machines.txt'), 'utf8');
+const machines = readFileSync(join(ROOT, 'examples/machines.txt'), 'utf8');
 const inventory = (settings = defaultSettings()) => parseInventory(machines, settings, { file: join(FIXTURE, 'machines.txt'), dir: FIXTURE, clusterFile: join(FIXTURE, 'cluster.yaml') });
 const withRegistries = inventory(loadClusterSettings(join(FIXTURE, 'cluster.yaml')));
 const without = inventory();

@@ -19,7 +19,7 @@ import { dnsObjects } from '../../src/dns/manifest.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
-const machinesFile = join(ROOT, 'machines.txt');
+const machinesFile = join(ROOT, 'examples/machines.txt');
 const V120 = join(ROOT, 'test/fixtures/kubernetes-v1.20');
 
 // v1.20's project: the fixture downloads/manifest.json in a directory of its own (downloads/ is

@@ -45,12 +45,32 @@ describe('summaryLines', () => {
       'Summary:',
       '  server  changed  1 change in 1 step; 2 steps not run',
       '  node-1  failed   pin-hosts: command failed (exit 1): systemctl restart containerd; 2 steps not run',
-      '                     Job for containerd.service failed.',
-      '                     hint: journalctl -u containerd',
+      '  node-1: Job for containerd.service failed.',
+      'hint: journalctl -u containerd',
       'Not run: distribute, routes: step pin-hosts failed (--keep-going runs later steps on the machines that did not fail)',
       '0 ok, 1 changed, 1 failed, 0 unreachable (1 change)',
     ]);
     expect(lines.join('\n').split('Job for containerd').length).toBe(2);
+  });
+
+  it('one line per failed machine; what several share (stderr, a hint) once, naming them (issue 36 point 6)', () => {
+    const unreachable = (m: string, ip: string) => r('pin-hosts', m, 'failed', 0, { unreachable: true,
+      error: `${m}: cannot connect to root@${ip}:22: connection refused (gave up after 4 attempts)\n  hint: check that the machine is up, its address and port are right, and sshd is running` });
+    const denied = r('pin-hosts', 'node-2', 'failed', 0, { error: 'node-2: command failed (exit 1): cat /etc/hosts\n  Permission denied\n  hint: log in as root' });
+    const lines = summaryLines(summarize([unreachable('server', '10.240.0.10'), unreachable('node-0', '10.240.0.20'), unreachable('node-1', '10.240.0.21'), denied]), plain, false, 200);
+    expect(lines).toEqual([
+      'Summary:',
+      '  server  unreachable  pin-hosts: cannot connect to root@10.240.0.10:22: connection refused (gave up after 4 attempts)',
+      '  node-0  unreachable  pin-hosts: cannot connect to root@10.240.0.20:22: connection refused (gave up after 4 attempts)',
+      '  node-1  unreachable  pin-hosts: cannot connect to root@10.240.0.21:22: connection refused (gave up after 4 attempts)',
+      '  node-2  failed       pin-hosts: command failed (exit 1): cat /etc/hosts',
+      '  node-2: Permission denied',
+      'hint (server, node-0, node-1): check that the machine is up, its address and port are right, and sshd is running',
+      'hint (node-2): log in as root',
+      '0 ok, 0 changed, 1 failed, 3 unreachable (0 changes)',
+    ]);
+    // At 80 columns every line fits.
+    expect(Math.max(...summaryLines(summarize([unreachable('server', '10.240.0.10'), unreachable('node-0', '10.240.0.20')]), plain, false, 80).map((l) => l.length))).toBeLessThanOrEqual(80);
   });
 
   it('a machine that could not be reached is "unreachable", not "failed"; a long line wraps under its column (80 by default)', () => {

@@ -64,6 +64,8 @@ describe.each([80, 200])('in a terminal of %i columns', (columns) => {
     expect(screen.split('(gave up after 4 attempts)')).toHaveLength(MACHINES.length + 1);
     const summary = printed(screen).slice(printed(screen).indexOf('Summary:'));
     expect(summary.filter((l) => /^ {2}\S/.test(l)).map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual(MACHINES.map((m) => `${m} unreachable`));
+    // The hint the three machines share, once, for all of them.
+    expect(screen.split('check that the machine is up')).toHaveLength(2);
     expect(summary).toContain('0 ok, 0 changed, 0 failed, 3 unreachable (0 changes)');
     expect(summary.at(-2)).toMatch(/^log of this run: logs\/\S+-pin-hosts-\d+\.log$/);
     for (const l of summary) expect(l.length, l).toBeLessThanOrEqual(columns);
