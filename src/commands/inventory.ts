@@ -1,6 +1,7 @@
 // `hardway inventory`: validates machines.txt and cluster.yaml and shows what hardway understood.
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, say, type CommandModule } from '../cli/command.ts';
 import { loadInventory } from '../inventory.ts';
+import { becomeOf } from '../cluster-settings.ts';
 
 /** Shows the validated inventory (machines, roles, derived cluster values), or the first problem in it. */
 export const inventoryCommand: CommandModule = {
@@ -19,7 +20,8 @@ export const inventoryCommand: CommandModule = {
     const inv = loadInventory(machinesFile(ctx));
     if (values.json) {
       const { settings, machines, serviceIp, apiServerName, apiServerUrl } = inv;
-      say(stdout, JSON.stringify({ ok: true, machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings } }, null, 2));
+      const ssh = { ...settings.ssh, become: becomeOf(settings.ssh) };
+      say(stdout, JSON.stringify({ ok: true, machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings, ssh } }, null, 2));
       return 0;
     }
     const rows = inv.machines.map((m) => [m.hostname, m.role, m.ip, m.fqdn, m.podSubnet ?? '-']);
@@ -33,6 +35,7 @@ export const inventoryCommand: CommandModule = {
     say(stdout, `cluster CIDR    ${s.clusterCidr}`);
     say(stdout, `service CIDR    ${s.serviceCidr} (kubernetes Service IP ${inv.serviceIp})`);
     say(stdout, `cluster domain  ${s.clusterDomain}`);
+    say(stdout, `login           ${loginLine(s.ssh)}`);
     say(stdout, `keys            ${s.keyAlgorithm}, certificates valid ${s.certValidityDays} days`);
     // Each registry with its mirrors in the order containerd tries them (certs.d/<registry>/hosts.toml).
     for (const [i, [name, r]] of Object.entries(s.registries ?? {}).entries()) {
@@ -42,3 +45,11 @@ export const inventoryCommand: CommandModule = {
     return 0;
   },
 };
+
+/** Who hardway logs in as and how its commands become root's. */
+function loginLine(ssh: Parameters<typeof becomeOf>[0]): string {
+  if (ssh.user === 'root') return 'root over SSH, commands run as root';
+  return becomeOf(ssh) === 'sudo'
+    ? `${ssh.user} over SSH, every command raised with sudo -n (passwordless sudo required)`
+    : `${ssh.user} over SSH, commands run as ${ssh.user} (ssh.become: none)`;
+}

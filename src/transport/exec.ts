@@ -1,6 +1,7 @@
 // Running one command on an open SSH connection: collects stdout/stderr and the exit status,
 // feeds stdin, and kills the command and its channel when it outlives its time limit.
 import type { Client, ClientChannel } from 'ssh2';
+import type { Become } from '../cluster-settings.ts';
 import type { Command } from '../shell.ts';
 import { CommandTimeoutError, ConnectionLostError } from './errors.ts';
 import { killTagged, sendKillSignal, taggedCommand } from './remote-kill.ts';
@@ -17,9 +18,10 @@ export function execOnClient(
   client: Client,
   machine: string,
   cmd: Command,
-  opts: { stdin?: string | Buffer; timeoutMs: number },
+  opts: { stdin?: string | Buffer; timeoutMs: number; become?: Become },
 ): Promise<ExecResult> {
-  const { tag, wire } = taggedCommand(cmd.text);
+  const become = opts.become ?? 'none';
+  const { tag, wire } = taggedCommand(cmd.text, become);
   return new Promise((resolve, reject) => {
     const onOpen = (err: Error | undefined, channel: ClientChannel) => {
       if (err) return reject(new ChannelNotOpened(err.message));
@@ -32,7 +34,7 @@ export function execOnClient(
         sendKillSignal(channel);
         channel.close();
         const stderr = Buffer.concat(errOut).toString('utf8');
-        void killTagged(client, tag).then(() => reject(new CommandTimeoutError(machine, cmd.text, opts.timeoutMs, stderr)));
+        void killTagged(client, tag, become).then(() => reject(new CommandTimeoutError(machine, cmd.text, opts.timeoutMs, stderr)));
       }, opts.timeoutMs);
       channel.on('data', (d: Buffer) => out.push(d));
       channel.stderr.on('data', (d: Buffer) => errOut.push(d));
