@@ -151,3 +151,22 @@ describe('bad inputs are refused with file, line, problem and exit 2', () => {
     });
   }
 });
+
+describe('hardway inventory shows the login user and how commands are raised', () => {
+  for (const [cluster, line, become] of [
+    [undefined, /^login {11}root over SSH, commands run as root$/m, 'none'],
+    ['ssh:\n  user: debian\n', /^login {11}debian over SSH, every command raised with sudo -n \(passwordless sudo required\)$/m, 'sudo'],
+    ['ssh:\n  user: admin\n  become: none\n', /^login {11}admin over SSH, commands run as admin \(ssh\.become: none\)$/m, 'none'],
+  ] as const) {
+    it(cluster ?? 'the default', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'hardway-login-'));
+      writeFileSync(join(dir, 'machines.txt'), SERVER + '\n');
+      if (cluster !== undefined) writeFileSync(join(dir, 'cluster.yaml'), cluster);
+      const run = await runCli(['inventory', '--machines', join(dir, 'machines.txt')], dir);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(line);
+      const json = await runCli(['inventory', '--machines', join(dir, 'machines.txt'), '--json'], dir);
+      expect(JSON.parse(json.stdout).settings.ssh.become).toBe(become);
+    });
+  }
+});
