@@ -83,7 +83,7 @@ const cases: Case[] = [
   { name: 'cluster.yaml jump host that is an ssh option', machines: SERVER, cluster: 'ssh:\n  jumpHost: -oProxyCommand=x\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: expected a jump host/ },
   // Issue 33: a login user reaches sshd, sudoers and shells as is.
   { name: 'cluster.yaml ssh.user with a shell character', machines: SERVER, cluster: 'ssh:\n  user: "debian;reboot"\n', where: 'cluster.yaml:2:', message: /ssh\.user: expected a user name, got "debian;reboot"/ },
-  { name: 'cluster.yaml ssh.user with a leading dash', machines: SERVER, cluster: 'ssh:\n  user: -oProxyCommand=x\n', where: 'cluster.yaml:2:', message: /ssh\.user: expected a user name/ },
+  { name: 'cluster.yaml ssh.user with a leading dash', machines: SERVER, cluster: 'ssh:\n  user: -debian\n', where: 'cluster.yaml:2:', message: /ssh\.user: expected a user name/ },
   { name: 'cluster.yaml ssh.user empty', machines: SERVER, cluster: 'ssh:\n  port: 22\n  user: ""\n', where: 'cluster.yaml:3:', message: /ssh\.user: expected a user name, got ""/ },
   { name: 'cluster.yaml ssh.become unknown', machines: SERVER, cluster: 'ssh:\n  user: debian\n  become: su\n', where: 'cluster.yaml:3:', message: /ssh\.become: expected one of sudo, none, got "su"/ },
   { name: 'cluster.yaml ssh.connectTimeout zero', machines: SERVER, cluster: 'ssh:\n  connectTimeout: 0\n', where: 'cluster.yaml:2:', message: /ssh\.connectTimeout: expected a whole number from 1 to 600/ },
