@@ -1,7 +1,8 @@
 // Killing a remote command that outlived its time limit. The `signal` channel request is refused by
-// sshd for root logins ("session signalling requires privilege separation"), and hardway logs in as
-// root, so every command runs with a random tag in its initial environment, which every process it
-// starts inherits (forked subshells too), and a timeout runs a second command that kills every
+// sshd for root logins ("session signalling requires privilege separation"), and a login raised
+// with sudo runs its commands as root, out of reach of the user's signals, so every command runs
+// with a random tag in its initial environment, which every process it starts inherits (forked
+// subshells too), and a timeout runs a second command (raised as the first was) that kills every
 // process carrying that tag.
 import { randomBytes } from 'node:crypto';
 import type { Client, ClientChannel } from 'ssh2';

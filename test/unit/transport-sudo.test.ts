@@ -66,6 +66,16 @@ describe('commands through sudo -n', () => {
     for (const c of cmds.slice(1)) expect(c).toMatch(/^exec sudo -n env HARDWAY_EXEC=[0-9a-f]{16} \/bin\/sh -c '/);
   });
 
+  it('a command that outlives its time limit is killed by a kill raised as it was (its processes are root\'s)', async () => {
+    const t = await start();
+    const marker = join(dir, 'still-running');
+    await expect(t.exec(sh`sleep 5 && touch ${marker}`, { timeoutMs: 300 })).rejects.toThrow(/timed out after 300ms/);
+    const kill = server.stats.commands.find((c) => c.includes('/environ'));
+    expect(kill).toMatch(/^sudo -n \/bin\/sh -c 'for f in /);
+    await new Promise((r) => setTimeout(r, 5500));
+    expect(readdirSync(dir)).not.toContain('still-running');
+  }, 15_000);
+
   it('as root (the default become then), commands are not wrapped and sudo is never asked', async () => {
     const t = await start({}, { user: 'root' });
     // Root login on this server still runs as nobody; what matters is what was sent.
