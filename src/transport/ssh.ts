@@ -1,5 +1,6 @@
 // The SSH transport of one machine: one connection reused by every step, opened on first use and
 // reopened (bounded retries) if it dropped between commands; channels capped below MaxSessions.
+import type { Readable } from 'node:stream';
 import type { Client, SFTPWrapper } from 'ssh2';
 import { isCommand, type Command } from '../shell.ts';
 import { connectWithRetry, type Connection, type ConnectContext, type RetryPolicy } from './connect.ts';
@@ -59,6 +60,12 @@ export class SshTransport implements Transport {
       .then((r) => refusedLogin(r, this.machine, this.config.raise.user));
   }
 
+  /** exec with a stream (an upload's file) as stdin; for uploads of a raised login (upload-raised.ts). */
+  private execWithInput(cmd: Command, input: Buffer | Readable): Promise<ExecResult> {
+    const opts = { stdin: input, timeoutMs: this.config.commandTimeoutMs, become: this.config.raise.become };
+    return this.withChannel(`upload: ${cmd.text}`, (client) => execOnClient(client, this.machine, cmd, opts));
+  }
+
   /** The command as it runs on the machine (with sudo -n when raised), for the run log and --dry-run. */
   describe(cmd: Command): string {
     return shownCommand(cmd.text, this.config.raise.become);
@@ -75,8 +82,8 @@ export class SshTransport implements Transport {
         return this.once(`owner ${owner}`, async () => parseOwnerIds(await this.check(cmd), this.machine, cmd, owner));
       },
       withSftp: <T>(fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>) => this.withSftp(path, fn),
-      // SFTP writes as the login user: a user raised with sudo stages its uploads (see upload.ts).
-      stageAs: this.config.raise.become === 'sudo' ? this.config.raise.user : undefined,
+      // SFTP would write as the login user: a login raised with sudo sends the bytes to a raised command.
+      ...(this.config.raise.become === 'sudo' ? { execWithInput: (cmd: Command, input: Buffer | Readable) => this.execWithInput(cmd, input) } : {}),
     };
     return uploadAtomic(channels, path, source, opts);
   }

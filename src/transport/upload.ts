@@ -1,17 +1,13 @@
 // Atomic uploads over SFTP: bytes go to a temp file beside the target (created 0600), which gets
 // its owner and mode, is fsynced, and only then renamed over the target. A crash leaves at most a
 // temp file, which the next run's first upload into the same directory removes. Sources stream
-// from disk.
-// A login raised with sudo cannot write root's directories over SFTP: its upload is staged in a
-// directory of its own made beside the target (so on the target's file system, and the final
-// rename is atomic), 0700 and owned by the login user, so no other user can read the bytes even
-// for a moment; the file is created 0600 in it, then sudo sets owner and mode, renames it over the
-// target and removes the directory. The staging directory carries the temp mark, so what a killed
-// run left is removed by the next run's first upload into the same directory, as a temp file is.
+// from disk. A login raised with sudo writes the same temp file as root instead (upload-raised.ts).
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { posix } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { SFTPWrapper } from 'ssh2';
+import { uploadRaised } from './upload-raised.ts';
 import { CommandError } from '../errors.ts';
 import { sh, type Command } from '../shell.ts';
 import { DEFAULT_OWNER, type ExecResult, type UploadOptions, type UploadSource } from './types.ts';
@@ -26,8 +22,11 @@ export interface UploadChannels {
   ownerIds(owner: string): Promise<[number, number]>;
   /** Runs fn with an SFTP session; `gone` rejects (ConnectionLostError) if the session or connection closes first. */
   withSftp<T>(fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>): Promise<T>;
-  /** The login user when exec runs as root through sudo but SFTP as this user: the upload is staged. */
-  stageAs?: string;
+  /**
+   * Set when exec runs as root through sudo but SFTP would run as the login user: runs a raised
+   * command with the bytes as its stdin (upload-raised.ts).
+   */
+  execWithInput?(cmd: Command, input: Buffer | Readable): Promise<ExecResult>;
 }
 
 /** Bytes per SFTP write request and how many requests may be in flight: bounds memory, keeps the pipe full. */
@@ -49,7 +48,7 @@ export async function uploadAtomic(ch: UploadChannels, path: string, source: Upl
   assertTargetPath(path);
   const tmp = tempPrefix(path) + randomBytes(6).toString('hex');
   const [, [uid, gid]] = await Promise.all([ch.prepareDir(posix.dirname(path)), ch.ownerIds(opts.owner ?? DEFAULT_OWNER)]);
-  if (ch.stageAs !== undefined) return uploadStaged(ch, ch.stageAs, path, tmp, source, opts.mode, [uid, gid]);
+  if (ch.execWithInput) return uploadRaised(ch.machine, (cmd, input) => ch.execWithInput!(cmd, input), { path, tmp, source, mode: opts.mode, ids: [uid, gid] });
 
   const renamed = await ch.withSftp(async (sftp, gone) => {
     const req = requester(gone);
@@ -82,40 +81,6 @@ export async function uploadAtomic(ch: UploadChannels, path: string, source: Upl
       throw new CommandError(ch.machine, mv.text, r.code, r.stderr);
     }
   }
-}
-
-/**
- * The upload of a login raised with sudo: a 0700 directory of the login user's beside the target
- * (one round trip), the bytes written as that user into a 0600 file in it, then one sudo command
- * sets owner and mode, renames it over the target and removes the directory.
- */
-async function uploadStaged(ch: UploadChannels, user: string, path: string, stage: string, source: UploadSource, mode: number, [uid, gid]: [number, number]): Promise<void> {
-  const file = `${stage}/${posix.basename(path)}`;
-  await check(ch, sh`mkdir -m 0700 -- ${stage} && chown -- ${user} ${stage}`);
-  try {
-    await ch.withSftp(async (sftp, gone) => {
-      const req = requester(gone);
-      const handle = await req<Buffer>((cb) => sftp.open(file, 'wx', { mode: 0o600 }, cb));
-      try {
-        await writeAll(sftp, handle, source, req);
-        await optional(req, (cb) => sftp.ext_openssh_fsync(handle, cb));
-      } finally {
-        await req((cb) => sftp.close(handle, cb)).catch(() => undefined);
-      }
-    });
-    // chown before chmod, because chown clears setuid/setgid bits; mv within one directory is a rename
-    // (-T: over the target itself, never into it when it is a directory).
-    await check(ch, sh`chown -- ${`${uid}:${gid}`} ${file} && chmod -- ${mode.toString(8).padStart(4, '0')} ${file} && mv -f -T -- ${file} ${path} && rmdir -- ${stage}`);
-  } catch (e) {
-    await ch.exec(sh`rm -rf -- ${stage}`).catch(() => undefined);
-    throw e;
-  }
-}
-
-/** Runs a command that must succeed, as a CommandError naming it otherwise. */
-async function check(ch: UploadChannels, cmd: Command): Promise<void> {
-  const r = await ch.exec(cmd);
-  if (r.code !== 0) throw new CommandError(ch.machine, cmd.text, r.code, r.stderr);
 }
 
 /** Writes the source at increasing offsets with a bounded window of requests in flight. */
@@ -153,9 +118,9 @@ export function assertTargetPath(path: string): void {
   }
 }
 
-/** A directory made ready for uploads: it exists, and crashed uploads' temp files (and staging directories) in it are gone. */
+/** A directory made ready for uploads: it exists, and crashed uploads' temp files in it are gone. */
 export function prepareDirCommand(dir: string): Command {
-  return sh`mkdir -p -- ${dir} && rm -rf -- ${dir.replace(/\/$/, '')}/.*${TEMP_MARK}*`;
+  return sh`mkdir -p -- ${dir} && rm -f -- ${dir.replace(/\/$/, '')}/.*${TEMP_MARK}*`;
 }
 
 /** Prints an owner's numeric uid and gid, one per line. */

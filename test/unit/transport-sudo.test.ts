@@ -2,6 +2,7 @@
 // user nobody (commands and sftp-server run as nobody), with the server playing sudo (a command
 // line that starts with `sudo -n` runs as root, through a `sudo` first in PATH that answers as the
 // real one does: it runs the command, or refuses with sudo's own messages).
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,31 +140,49 @@ describe('sudo that refuses: exit 1 naming machine, user and the line to add, ne
 });
 
 describe('uploads of a login raised with sudo', () => {
-  it('land with their owner and mode through a private staging directory beside the target, nothing left', async () => {
+  it('land with owner and mode through a temp file beside the target that is root\'s and 0600 before any byte, nothing left', async () => {
     const t = await start();
     const target = join(root, 'etc/kubernetes/secret.key');
-    const seen: Array<{ dirMode: number; dirUid: number; fileMode: number; fileUid: number }> = [];
-    server.onSftpWrite = () => {
-      // While the bytes are written: only the login user can reach them.
-      const stage = readdirSync(join(root, 'etc/kubernetes')).find((n) => n.includes('.hardway-tmp-'))!;
-      const d = statSync(join(root, 'etc/kubernetes', stage));
-      const f = statSync(join(root, 'etc/kubernetes', stage, 'secret.key'));
-      seen.push({ dirMode: d.mode & 0o7777, dirUid: d.uid, fileMode: f.mode & 0o7777, fileUid: f.uid });
+    let seen: { mode: number; uid: number; size: number } | undefined;
+    server.beforeExecStdin = async (command) => {
+      if (!command.includes('cat >')) return;
+      // The command runs; its bytes are held back: the temp file it made must already be private.
+      const dirOf = join(root, 'etc/kubernetes');
+      for (let i = 0; i < 200 && !seen; i++) {
+        const tmp = readdirSync(dirOf).find((n) => n.startsWith('.secret.key.hardway-tmp-'));
+        if (tmp) {
+          const st = statSync(join(dirOf, tmp));
+          seen = { mode: st.mode & 0o7777, uid: st.uid, size: st.size };
+        } else await new Promise((r) => setTimeout(r, 10));
+      }
     };
     await t.upload(target, { data: Buffer.from('private\n') }, { mode: 0o600 });
+    expect(seen).toEqual({ mode: 0o600, uid: 0, size: 0 });
     expect(readFileSync(target, 'utf8')).toBe('private\n');
     const st = statSync(target);
     expect([st.mode & 0o7777, st.uid, st.gid]).toEqual([0o600, 0, 0]);
-    expect(seen[0]).toEqual({ dirMode: 0o700, dirUid: NOBODY, fileMode: 0o600, fileUid: NOBODY });
     expect(leftovers(join(root, 'etc/kubernetes'))).toEqual([]);
-    // The parent was made by root (sudo), not by the login user.
+    // Made by root (sudo), not by the login user; no SFTP session at all.
     expect(statSync(join(root, 'etc/kubernetes')).uid).toBe(0);
+    expect(server.stats.sftpSessions).toBe(0);
   });
 
-  it('sets a named owner and a mode with setuid bits after chown', async () => {
+  it('reaches a directory only root can enter (as containerd makes /etc/cni/net.d, 0700)', async () => {
     const t = await start();
+    mkdirSync(join(root, 'etc/cni/net.d'), { recursive: true, mode: 0o700 });
+    chmodSync(join(root, 'etc/cni/net.d'), 0o700);
+    await t.upload(join(root, 'etc/cni/net.d/10-bridge.conf'), { data: Buffer.from('{}\n') }, { mode: 0o644 });
+    expect(readFileSync(join(root, 'etc/cni/net.d/10-bridge.conf'), 'utf8')).toBe('{}\n');
+  });
+
+  it('streams a file from disk and sets a named owner and a mode with setuid bits after chown', async () => {
+    const t = await start();
+    const big = join(dir, 'big.bin');
+    const bytes = randomBytes(3 * 1024 * 1024 + 17);
+    writeFileSync(big, bytes);
     const target = join(root, 'bin/tool');
-    await t.upload(target, { data: Buffer.from('#!/bin/sh\n') }, { mode: 0o4755, owner: 'nobody:nogroup' });
+    await t.upload(target, { file: big }, { mode: 0o4755, owner: 'nobody:nogroup' });
+    expect(readFileSync(target).equals(bytes)).toBe(true);
     const st = statSync(target);
     expect([st.mode & 0o7777, st.uid]).toEqual([0o4755, NOBODY]);
   });
@@ -179,21 +198,30 @@ describe('uploads of a login raised with sudo', () => {
     expect(leftovers(root)).toEqual([]);
   });
 
-  it("removes a killed run's staging directory at the next upload into the same directory", async () => {
-    const stale = join(root, '.kubelet.hardway-tmp-0123456789ab');
-    mkdirSync(stale, { mode: 0o700 });
-    writeFileSync(join(stale, 'kubelet'), 'partial');
+  it('a stream cut short (a run killed midway: the command sees EOF) installs nothing and leaves nothing', async () => {
+    const t = await start();
+    const target = join(root, 'kubelet');
+    writeFileSync(target, 'old\n');
+    server.cutExecStdinAfter = 1000;
+    await expect(t.upload(target, { data: Buffer.alloc(5000, 1) }, { mode: 0o755 })).rejects.toThrow(/upload cut short: 1000 of 5000 bytes arrived/);
+    expect(readFileSync(target, 'utf8')).toBe('old\n');
+    expect(leftovers(root)).toEqual([]);
+  });
+
+  it("removes a killed run's temp file at the next upload into the same directory", async () => {
+    writeFileSync(join(root, '.kubelet.hardway-tmp-0123456789ab'), 'partial', { mode: 0o600 });
     const t = await start();
     await t.upload(join(root, 'kubelet'), { data: Buffer.from('whole') }, { mode: 0o755 });
     expect(leftovers(root)).toEqual([]);
   });
 
-  it('a failed move removes the staging directory', async () => {
+  it('a failed move removes the temp file', async () => {
     const t = await start();
-    // The target is a directory: mv cannot put a file over it.
+    // The target is a directory: mv -T cannot put a file over it (nor into it).
     mkdirSync(join(root, 'taken/x'), { recursive: true });
     writeFileSync(join(root, 'taken/x/keep'), '');
     await expect(t.upload(join(root, 'taken/x'), { data: Buffer.from('y') }, { mode: 0o644 })).rejects.toThrow(/node-0/);
     expect(leftovers(join(root, 'taken'))).toEqual([]);
+    expect(readdirSync(join(root, 'taken/x'))).toEqual(['keep']);
   });
 });
