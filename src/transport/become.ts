@@ -54,7 +54,7 @@ export function sudoRefusal(machine: string, user: string, code: number, stderr:
   const said = stderr.trim().split('\n').filter((l) => !/unable to resolve host/.test(l)).join('; ');
   const line = sudoersLine(user);
   const add = `on ${machine}, as root: echo '${line}' > /etc/sudoers.d/${user} && chmod 0440 /etc/sudoers.d/${user}` +
-    ' (hardway never asks for a password: sudo must not want one)';
+    ' (hardway never asks for a password, so sudo must not want one)';
   if (code === 127 || /sudo: (command )?not found|sudo: No such file/.test(stderr)) {
     return new SudoError(machine, user, 'sudo is not installed', said, `on ${machine}, as root: apt-get install sudo, then ${add.replace(/^on [^,]+, as root: /, '')}`);
   }

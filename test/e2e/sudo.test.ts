@@ -104,7 +104,10 @@ describe(`hardway on machines that let in ${USER} with passwordless sudo, not ro
   });
 
   it('a second up changes nothing', async () => {
+    const started = Date.now();
     const again = await runJson(lab(), UP);
+    // The issue's budget: at most 10% over the same no-op as root (cluster.test.ts's lab, bench:up).
+    console.log(`no-op up through sudo on the 1+2 lab: ${((Date.now() - started) / 1000).toFixed(1)} s`);
     expect(again.code, again.stderr).toBe(0);
     expectNoFailures(again.json);
     expect(again.json.changed).toBe(0);
@@ -160,12 +163,15 @@ describe(`hardway on machines that let in ${USER} with passwordless sudo, not ro
     writeFileSync(file, kept.replace('NOPASSWD:', ''));
     try {
       const started = Date.now();
-      const r = await l.hardway(['up', '--dry-run']);
-      const out = r.stdout + r.stderr;
-      expect(r.code, out).toBe(1);
-      expect(out).toContain(`node-0: ${USER} cannot run commands as root with sudo -n: sudo asks for a password (sudo said: sudo: a password is required)`);
-      expect(out).toContain(`${USER} ALL=(ALL) NOPASSWD:ALL`);
-      expect(out).toContain(`/etc/sudoers.d/${USER}`);
+      const r = await runJson(l, ['up', '--dry-run']);
+      expect(r.code, r.stderr).toBe(1);
+      // Only node-0, named with the user and the line to add; the others go on.
+      const failed = failures(r.json);
+      expect(Object.keys(failed)).toEqual(['pin-hosts@node-0']);
+      const error = failed['pin-hosts@node-0']!;
+      expect(error).toContain(`${USER} cannot run commands as root with sudo -n: sudo asks for a password (sudo said: sudo: a password is required); nothing was done on this machine`);
+      expect(error).toContain(`hint: on node-0, as root: echo '${USER} ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/${USER} && chmod 0440 /etc/sudoers.d/${USER}`);
+      expect(error).not.toContain('REDACTED');
       // Never a wait for a password.
       expect(Date.now() - started).toBeLessThan(60_000);
     } finally {

@@ -11,6 +11,7 @@ import { sh } from '../../src/shell.ts';
 import { openTransport, type SshTransport, type TransportOptions } from '../../src/transport/index.ts';
 import { SudoError } from '../../src/transport/become.ts';
 import { loggedTransport } from '../../src/engine/logged-transport.ts';
+import { Redactor } from '../../src/ui/redact.ts';
 import { KEYS, knownHostsLine, startTestServer, testMachine, type TestServer } from '../fixtures/ssh/test-server.ts';
 
 const NOBODY = 65534;
@@ -118,6 +119,8 @@ describe('sudo that refuses: exit 1 naming machine, user and the line to add, ne
       expect(err.message).toContain(said);
       expect(err.hint).toContain('nobody ALL=(ALL) NOPASSWD:ALL');
       expect(err.hint).toContain('/etc/sudoers.d/nobody');
+      // Printed as is: nothing in it looks like a secret to the run's redactor.
+      expect(new Redactor().redact(`${err.message}\n${err.hint}`)).toBe(`${err.message}\n${err.hint}`);
       // Only the check ran: nothing was done on the machine.
       expect(server.stats.commands).toHaveLength(1);
     });
