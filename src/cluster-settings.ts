@@ -26,11 +26,29 @@ export type Component = (typeof COMPONENTS)[number];
 /** How hardway reaches the machines over SSH. Paths are resolved against the project directory. */
 export interface SshSettings {
   user: string;
+  /** How commands are raised to root when user is not root: sudo -n (the default then) or none. */
+  become?: Become;
+  /** Seconds for the TCP connect and SSH handshake of one attempt (default 10). */
+  connectTimeout?: number;
   port: number;
   identityFile?: string;
   knownHosts: string;
   jumpHost?: string;
   configFile?: string;
+}
+
+/** How a login that is not root runs commands as root: `sudo -n` (never asking a password), or not at all. */
+export const BECOME = ['sudo', 'none'] as const;
+/** One of BECOME. */
+export type Become = (typeof BECOME)[number];
+
+/** The seconds ssh.connectTimeout defaults to. */
+export const DEFAULT_CONNECT_TIMEOUT_S = 10;
+
+/** How commands are raised on the machines: sudo for a user other than root unless ssh.become says none; root needs nothing. */
+export function becomeOf(ssh: Pick<SshSettings, 'user' | 'become'>): Become {
+  if (ssh.user === 'root') return 'none';
+  return ssh.become ?? 'sudo';
 }
 
 /** containerd settings that some hosts need (see README: cluster.yaml). */
@@ -284,7 +302,15 @@ export function clusterYamlKeys(): string[] {
 const DIGEST = str(/^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})$/, 'sha256:<64 hex digits> or sha512:<128 hex digits>, as published');
 const VERSION = str(/^v?\d+\.\d+\.\d+([-+][A-Za-z0-9.-]+)?$/, 'a version like v1.32.3');
 const SSH: Record<keyof SshSettings, Check> = {
-  user: str(SAFE_WORD, 'a user name'),
+  // A name that reaches sshd and sudoers as is: no shell characters, no leading dash (an option to ssh or sudo).
+  user: (v, say) => {
+    if (typeof v !== 'string' || !/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(v) || v.length > 32) {
+      say(`expected a user name, got ${quote(v)}`, 'a login name of letters, digits, _ . and - that does not start with - (e.g. root, debian, ubuntu)');
+    }
+    return v;
+  },
+  become: oneOf(BECOME),
+  connectTimeout: int(1, 600),
   port: int(1, 65535),
   identityFile: str(SAFE_PATH, 'a file path without spaces or shell characters'),
   knownHosts: str(SAFE_PATH, 'a file path without spaces or shell characters'),

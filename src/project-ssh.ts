@@ -21,12 +21,12 @@ export function configPath(path: string): string {
   return /[\s"]/.test(path) ? `"${path.replace(/"/g, '')}"` : path;
 }
 
-/** One `Host` block: root with the project key, strict host keys against DIR/known_hosts. */
-export function sshHostBlock(names: readonly string[], ip: string, dir: string): string {
+/** One `Host` block: root (or the login user) with the project key, strict host keys against DIR/known_hosts. */
+export function sshHostBlock(names: readonly string[], ip: string, dir: string, user = 'root'): string {
   return [
     `Host ${[...names, ip].join(' ')}`,
     `  HostName ${ip}`,
-    '  User root',
+    `  User ${user}`,
     `  IdentityFile ${configPath(join(dir, PROJECT_FILES.key))}`,
     '  IdentitiesOnly yes',
     `  UserKnownHostsFile ${configPath(join(dir, PROJECT_FILES.knownHosts))}`,

@@ -7,6 +7,7 @@ import { checkPinnedVersions } from '../download/pinned-versions.ts';
 import { BUILTIN_VERSIONS_FILE } from '../download/versions.ts';
 import { displayPath } from '../input-file.ts';
 import { loadInventory } from '../inventory.ts';
+import { becomeOf } from '../cluster-settings.ts';
 
 /** Shows the validated inventory (machines, roles, derived cluster values), or the first problem in it. */
 export const inventoryCommand: CommandModule = {
@@ -37,7 +38,8 @@ export const inventoryCommand: CommandModule = {
       // The address the user's kubeconfig (pki/jumpbox.kubeconfig) dials, from the one function that makes it.
       const apiServerUrl = jumpboxApiUrl(inv);
       const apiServerName = sharedApiName(inv) ?? inv.apiServerName;
-      say(stdout, JSON.stringify({ ok: true, machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings } }, null, 2));
+      const ssh = { ...settings.ssh, become: becomeOf(settings.ssh) };
+      say(stdout, JSON.stringify({ ok: true, machines, serviceIp, apiServerName, apiServerUrl, settings: { ...settings, ssh } }, null, 2));
       return 0;
     }
     const rows = inv.machines.map((m) => [m.hostname, m.role, m.ip, m.fqdn, m.podSubnet ?? '-']);
@@ -53,6 +55,7 @@ export const inventoryCommand: CommandModule = {
     say(stdout, `cluster CIDR    ${s.clusterCidr}`);
     say(stdout, `service CIDR    ${s.serviceCidr} (kubernetes Service IP ${inv.serviceIp})`);
     say(stdout, `cluster domain  ${s.clusterDomain}`);
+    say(stdout, `login           ${loginLine(s.ssh)}`);
     say(stdout, `keys            ${s.keyAlgorithm}, certificates valid ${s.certValidityDays} days`);
     // Each registry with its mirrors in the order containerd tries them (certs.d/<registry>/hosts.toml).
     for (const [i, [name, r]] of Object.entries(s.registries ?? {}).entries()) {
@@ -62,3 +65,11 @@ export const inventoryCommand: CommandModule = {
     return 0;
   },
 };
+
+/** Who hardway logs in as and how its commands become root's. */
+function loginLine(ssh: Parameters<typeof becomeOf>[0]): string {
+  if (ssh.user === 'root') return 'root over SSH, commands run as root';
+  return becomeOf(ssh) === 'sudo'
+    ? `${ssh.user} over SSH, every command raised with sudo -n (passwordless sudo required)`
+    : `${ssh.user} over SSH, commands run as ${ssh.user} (ssh.become: none)`;
+}

@@ -10,6 +10,7 @@ import { describeLabDown, labDown, labDownAll } from '../lab/down.ts';
 import { DEFAULT_LAB, defaultDir, defaultLabPaths } from '../lab/names.ts';
 import { LAB_FILES } from '../lab/outputs.ts';
 import { findMachine } from '../lab/plan.ts';
+import { checkLoginUser } from '../lab/login.ts';
 import { LAB_REGISTRY_MIRROR, LAB_REGISTRY_NAME, REGISTRY_HOSTNAME, REGISTRY_OFFSET } from '../lab/registry.ts';
 import { checkLabHost, labAccessProblem } from '../lab/preconditions.ts';
 import type { ProgressOptions } from '../lab/progress.ts';
@@ -60,6 +61,7 @@ function describeLab(state: LabState): string {
   return [
     `lab "${spec.name}" on ${spec.subnet} (bridge ${state.plan.bridge}), files in ${spec.dir}:`,
     ...lines,
+    ...(spec.loginUser ? [`  logging in as ${spec.loginUser} (passwordless sudo; root's SSH login refused): cluster.yaml says ssh.user: ${spec.loginUser}`] : []),
     `Next: cd ${spec.dir} && hardway inventory   |   hardway lab ssh ${state.plan.machines.at(-1)!.hostname}${spec.name === DEFAULT_LAB ? '' : ` --name ${spec.name}`}`,
   ].join('\n');
 }
@@ -93,12 +95,14 @@ export const labUpCommand: CommandModule = {
     subnet: { type: 'string', arg: 'CIDR', default: '10.240.0.0/24', description: 'the lab network; the host bridge takes its first address' },
     dir: { type: 'string', arg: 'DIR', description: 'the project directory to write (default: ./lab, or ./lab-NAME for other names)' },
     registry: { type: 'boolean', description: `a registry machine too (docker-registry at .${REGISTRY_OFFSET}) with DIR/images/ in it` },
+    'login-user': { type: 'string', arg: 'NAME', description: 'log in as NAME (passwordless sudo, the lab key) as on a cloud image; root\'s SSH login refused' },
     json: jsonOption('{ok, lab, subnet, bridge, dir, machines: [{hostname, ip, role}], lines}; the progress goes to stderr'),
   },
   examples: [
     ['sudo hardway lab up', 'a server and two workers, their project in ./lab'],
     ['sudo hardway lab up --name ha --servers 3 --subnet 10.240.1.0/24', 'three control-plane machines and two workers, in ./lab-ha'],
     ['sudo hardway lab up --registry', 'with a registry machine holding the images of lab/images/'],
+    ['sudo hardway lab up --login-user debian', 'machines as cloud images come: hardway logs in as debian and raises its commands with sudo -n'],
   ],
   jsonFields: { machines: [], lines: [] },
   async run(ctx) {
@@ -108,6 +112,7 @@ export const labUpCommand: CommandModule = {
     const spec = {
       name, servers: wholeNumber(ctx, 'servers'), workers: wholeNumber(ctx, 'workers'), subnet: ctx.values.subnet as string, dir,
       ...(ctx.values.registry ? { registry: true } : {}),
+      ...loginUserOf(ctx.values['login-user'] as string | undefined),
     };
     let state: LabState | undefined;
     return reportLines(ctx, async ({ stdout }) => {
@@ -121,6 +126,12 @@ export const labUpCommand: CommandModule = {
     }, () => (state ? labJson(state) : {}));
   },
 };
+
+/** The spec's loginUser from --login-user (root, or none given: root logs in). */
+function loginUserOf(given: string | undefined): { loginUser?: string } {
+  const user = given === undefined ? undefined : checkLoginUser(given);
+  return user === undefined ? {} : { loginUser: user };
+}
 
 /** `hardway lab status`. */
 export const labStatusCommand: CommandModule = {

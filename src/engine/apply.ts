@@ -2,6 +2,7 @@
 import { CommandError } from '../errors.ts';
 import type { Transport } from '../transport/types.ts';
 import type { Change } from './types.ts';
+import type { Command } from '../shell.ts';
 import { DEFAULT_OWNER } from './desired.ts';
 import { describeWrite } from '../cluster-api/writes.ts';
 
@@ -19,7 +20,12 @@ export async function applyChange(transport: Transport, change: Change): Promise
 
 /** One line describing a change for plans and logs (never shows content). */
 export function describeChange(change: Change): string {
-  if (change.kind === 'exec') return change.api ? `api: ${describeWrite(change.api)} (${change.reason})` : `run: ${change.cmd.text} (${change.reason})`;
+  return describeChangeAs(change, (cmd) => cmd.text);
+}
+
+/** describeChange with each command shown as the transport runs it (with sudo -n where the login is raised): for --dry-run. */
+export function describeChangeAs(change: Change, shown: (cmd: Command) => string): string {
+  if (change.kind === 'exec') return change.api ? `api: ${describeWrite(change.api)} (${change.reason})` : `run: ${shown(change.cmd)} (${change.reason})`;
   const mode = '0' + change.mode.toString(8);
   return `put ${change.path} ${mode} ${change.owner ?? DEFAULT_OWNER}${change.secret ? ' (secret)' : ''} (${change.reason})`;
 }

@@ -2,7 +2,8 @@
 // a unified diff for each text file against its current content on the machine.
 import type { Change, PutChange } from './types.ts';
 import type { Facts, FileFact } from './facts.ts';
-import { describeChange } from './apply.ts';
+import { describeChange, describeChangeAs } from './apply.ts';
+import type { Command } from '../shell.ts';
 import { unifiedDiff } from './diff.ts';
 
 /** One line per change, no contents (normal runs). */
@@ -11,12 +12,13 @@ export function changeLines(changes: Change[]): string[] {
 }
 
 /** One line per change plus diffs for text files; secrets show only that they change. */
-export async function planLines(changes: Change[], facts: Facts, host: string): Promise<string[]> {
+export async function planLines(changes: Change[], facts: Facts, host: string, shown?: (cmd: Command) => string): Promise<string[]> {
   const diffable = changes.filter((c): c is PutChange => c.kind === 'put' && !c.secret && isText(c.content));
   const current = diffable.length ? await facts.read([...new Set(diffable.map((c) => c.path))]) : new Map<string, FileFact>();
   const lines: string[] = [];
   for (const c of changes) {
-    lines.push(describeChange(c));
+    // A command as it would run: with sudo -n where the login is raised.
+    lines.push(shown ? describeChangeAs(c, shown) : describeChange(c));
     if (c.kind !== 'put') continue;
     if (c.secret) {
       lines.push('  content changed (secret, not shown)');

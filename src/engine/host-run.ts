@@ -2,6 +2,7 @@
 // changes in order, plan again (a non-empty second plan is an idempotency bug), then verify.
 import { FailureError, isExpectedError, PreconditionError } from '../errors.ts';
 import { ConnectError } from '../transport/errors.ts';
+import { runsAs } from '../transport/types.ts';
 import type { Inventory } from '../inventory.ts';
 import type { Redactor } from '../ui/redact.ts';
 import type { Change, HostContext, HostResult, Step, StepOptions } from './types.ts';
@@ -58,7 +59,7 @@ export async function runStepOnHost(step: Step, target: Target, inventory: Inven
     registerSecrets(changes, redactor);
     runLog.write(`${step.name}: plan has ${changes.length} change(s)` + changes.map((c) => `\n  ${describeChange(c)}`).join(''), host.name);
     if (options.dryRun) {
-      details = await planLines(changes, facts, host.name);
+      details = await planLines(changes, facts, host.name, (cmd) => runsAs(transport, cmd));
       applied = changes.length;
       return result(changes.length ? 'changed' : 'unchanged');
     }

@@ -1,6 +1,6 @@
 // A transport wrapper that writes every command, its full output and every upload to the run log
 // (redacted; upload contents are never logged), and echoes commands with -v.
-import { DEFAULT_OWNER, type ExecOptions, type ExecResult, type Transport, type UploadOptions, type UploadSource } from '../transport/types.ts';
+import { DEFAULT_OWNER, runsAs, type ExecOptions, type ExecResult, type Transport, type UploadOptions, type UploadSource } from '../transport/types.ts';
 import type { Command } from '../shell.ts';
 import type { RunLog } from './run-log.ts';
 import { formatMode } from './facts.ts';
@@ -21,8 +21,10 @@ export function loggedTransport(inner: Transport, sinks: TransportLogSinks, host
     async exec(cmd: Command, opts?: ExecOptions): Promise<ExecResult> {
       if (opts?.logAs !== undefined) return quietExec(cmd, opts, opts.logAs);
       const started = Date.now();
-      log.write(`$ ${cmd.text}${describeStdin(opts?.stdin)}`, host);
-      debug?.(host, `$ ${cmd.text}`);
+      // As it runs on the machine: with sudo -n where the login is raised.
+      const shown = runsAs(inner, cmd);
+      log.write(`$ ${shown}${describeStdin(opts?.stdin)}`, host);
+      debug?.(host, `$ ${shown}`);
       try {
         const r = await inner.exec(cmd, opts);
         log.write(`exit ${r.code} after ${Date.now() - started} ms` + block('stdout', r.stdout) + block('stderr', r.stderr), host);
@@ -46,6 +48,7 @@ export function loggedTransport(inner: Transport, sinks: TransportLogSinks, host
       }
     },
     close: () => inner.close(),
+    ...(inner.describe ? { describe: (cmd: Command) => inner.describe!(cmd) } : {}),
   };
 
   async function quietExec(cmd: Command, opts: ExecOptions, label: string): Promise<ExecResult> {

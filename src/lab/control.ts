@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { ensureNspawnRuntime, runningPid, stopMachine, waitForExit } from './boot.ts';
 import { prepareMachine } from './machine.ts';
+import { asRoot } from './login.ts';
 import { hostVeth, waitForVethGone } from './veth.ts';
 import { machineDir, type LabPaths } from './names.ts';
 import { ensureBridge } from './network.ts';
@@ -36,7 +37,7 @@ export async function labStartMachine(state: LabState, paths: LabPaths, hostname
     await ensureBridge(plan.bridge, plan.bridgeAddress);
     await ensureNspawnRuntime();
     const authorizedKey = await ensureLabKey(plan.spec.dir, plan.spec.name);
-    await prepareMachine({ mdir, lab: plan.spec.name, machine: m, prefix: plan.prefix, rootfs: state.rootfs!, authorizedKey });
+    await prepareMachine({ mdir, lab: plan.spec.name, machine: m, prefix: plan.prefix, rootfs: state.rootfs!, authorizedKey, ...(plan.spec.loginUser !== undefined ? { loginUser: plan.spec.loginUser } : {}) });
   }
   await bootMachines(state, paths, progress, [m.hostname]);
   return !wasRunning;
@@ -52,7 +53,7 @@ export async function labRebootMachine(state: LabState, paths: LabPaths, hostnam
     const veth = await hostVeth(pid);
     const sshConfigFile = join(state.plan.spec.dir, LAB_FILES.sshConfig);
     // The connection drops while systemd reboots, so ssh's own exit status says nothing here.
-    await tryLocal`ssh -F ${sshConfigFile} -o BatchMode=yes -o ConnectTimeout=5 ${m.hostname} systemctl reboot`;
+    await tryLocal`ssh -F ${sshConfigFile} -o BatchMode=yes -o ConnectTimeout=5 ${m.hostname} ${asRoot(state.plan.spec.loginUser, 'systemctl reboot')}`;
     // nspawn exits (status 133) once systemd inside has rebooted; a machine that did not obey is stopped.
     if (!(await waitForExit(pid, m.unit, 60_000))) await stopMachine(mdir, m);
     // The new nspawn needs the old veth's name: it goes with the old network namespace, later.

@@ -45,12 +45,13 @@ export function host0Network(m: LabMachine, prefix: number): string {
   ].join('\n');
 }
 
-/** sshd drop-in: only the host key the lab recorded, root by key only, no passwords. */
-export function sshdConfig(): string {
+/** sshd drop-in: only the host key the lab recorded, root by key only (or not at all beside a login user), no passwords. */
+export function sshdConfig(loginUser?: string): string {
   return [
     '# Written by hardway lab. Included before the defaults in sshd_config, so these win.',
     'HostKey /etc/ssh/ssh_host_ed25519_key',
-    'PermitRootLogin prohibit-password',
+    // As cloud images come: a login user with sudo, and root's SSH login refused.
+    `PermitRootLogin ${loginUser === undefined ? 'prohibit-password' : 'no'}`,
     'PasswordAuthentication no',
     'KbdInteractiveAuthentication no',
     'UseDNS no', '',
@@ -77,9 +78,23 @@ export function metaData(lab: string, m: LabMachine): string {
   return `instance-id: hardway-${lab}-${m.hostname}\nlocal-hostname: ${m.hostname}\n`;
 }
 
-/** NoCloud user-data: cloud-init owns /etc/hosts and rewrites it at every boot, as on a cloud VM. */
-export function userData(m: LabMachine): string {
-  return `#cloud-config\nhostname: ${m.hostname}\nfqdn: ${m.fqdn}\nmanage_etc_hosts: true\n`;
+/**
+ * NoCloud user-data: cloud-init owns /etc/hosts and rewrites it at every boot, as on a cloud VM.
+ * With a login user, cloud-init makes it as a cloud image's default user is made: the lab key,
+ * passwordless sudo (its line in /etc/sudoers.d/90-cloud-init-users), no password.
+ */
+export function userData(m: LabMachine, login?: { user: string; authorizedKey: string }): string {
+  const base = `#cloud-config\nhostname: ${m.hostname}\nfqdn: ${m.fqdn}\nmanage_etc_hosts: true\n`;
+  if (!login) return base;
+  return base + [
+    'users:',
+    `  - name: ${login.user}`,
+    '    shell: /bin/bash',
+    '    lock_passwd: true',
+    "    sudo: 'ALL=(ALL) NOPASSWD:ALL'",
+    '    ssh_authorized_keys:',
+    `      - ${JSON.stringify(login.authorizedKey.trim())}`, '',
+  ].join('\n');
 }
 
 /**
@@ -139,11 +154,11 @@ export interface NoCloudSeed {
 const SEED_DIR = 'var/lib/cloud/seed/nocloud';
 
 // The lab's own seed, or the one given; a given seed may carry secrets (host keys), so 0600.
-function seedFiles(lab: string, m: LabMachine, seed: NoCloudSeed | undefined): MachineFile[] {
+function seedFiles(lab: string, m: LabMachine, seed: NoCloudSeed | undefined, login: { user: string; authorizedKey: string } | undefined): MachineFile[] {
   if (!seed) {
     return [
       { path: `${SEED_DIR}/meta-data`, content: metaData(lab, m), mode: 0o644 },
-      { path: `${SEED_DIR}/user-data`, content: userData(m), mode: 0o644 },
+      { path: `${SEED_DIR}/user-data`, content: userData(m, login), mode: 0o644 },
     ];
   }
   return [
@@ -153,16 +168,20 @@ function seedFiles(lab: string, m: LabMachine, seed: NoCloudSeed | undefined): M
   ];
 }
 
-/** Every file a machine gets besides its keys and machine-id; `seed` replaces the lab's NoCloud seed. */
-export function machineFiles(lab: string, m: LabMachine, prefix: number, authorizedKey: string, seed?: NoCloudSeed): MachineFile[] {
+/**
+ * Every file a machine gets besides its keys and machine-id; `seed` replaces the lab's NoCloud seed;
+ * `loginUser`: the lab key goes to that user (made by cloud-init), not to root, whose SSH is refused.
+ */
+export function machineFiles(lab: string, m: LabMachine, prefix: number, authorizedKey: string, seed?: NoCloudSeed, loginUser?: string): MachineFile[] {
+  const login = loginUser === undefined ? undefined : { user: loginUser, authorizedKey };
   return [
     { path: 'etc/hostname', content: `${m.hostname}\n`, mode: 0o644 },
     { path: 'etc/resolv.conf', content: resolvConf(m, prefix), mode: 0o644 },
     { path: 'etc/systemd/network/10-host0.network', content: host0Network(m, prefix), mode: 0o644 },
-    { path: 'etc/ssh/sshd_config.d/10-hardway.conf', content: sshdConfig(), mode: 0o644 },
-    { path: 'root/.ssh/authorized_keys', content: authorizedKey.trim() + '\n', mode: 0o600 },
+    { path: 'etc/ssh/sshd_config.d/10-hardway.conf', content: sshdConfig(loginUser), mode: 0o644 },
+    ...(login ? [] : [{ path: 'root/.ssh/authorized_keys', content: authorizedKey.trim() + '\n', mode: 0o600 }]),
     { path: 'etc/cloud/cloud.cfg.d/90-hardway.cfg', content: cloudConfig(), mode: 0o644 },
-    ...seedFiles(lab, m, seed),
+    ...seedFiles(lab, m, seed, login),
     { path: KUBELET_HOST_SCRIPT, content: kubeletHostScript(), mode: 0o755 },
     { path: KUBELET_HOST_UNIT, content: kubeletHostUnit(), mode: 0o644 },
   ];

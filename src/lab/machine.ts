@@ -31,19 +31,21 @@ export async function prepareMachine(opts: {
   authorizedKey: string;
   /** A NoCloud seed from outside (the multipass test stand-in) instead of the lab's own. */
   seed?: NoCloudSeed;
+  /** `lab up --login-user`: the user the lab key lets in instead of root. */
+  loginUser?: string;
 }): Promise<string> {
   const p = machinePaths(opts.mdir);
   for (const d of [p.upper, p.work, p.root]) mkdirSync(d, { recursive: true });
   if (!isMountPoint(p.root)) {
     await local`mount -t overlay overlay -o ${`lowerdir=${opts.rootfs},upperdir=${p.upper},workdir=${p.work}`} ${p.root}`;
   }
-  for (const f of machineFiles(opts.lab, opts.machine, opts.prefix, opts.authorizedKey, opts.seed)) {
+  for (const f of machineFiles(opts.lab, opts.machine, opts.prefix, opts.authorizedKey, opts.seed, opts.loginUser)) {
     const path = join(p.root, f.path);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, f.content, { mode: f.mode });
     chmodSync(path, f.mode);
   }
-  chmodSync(join(p.root, 'root/.ssh'), 0o700);
+  if (existsSync(join(p.root, 'root/.ssh'))) chmodSync(join(p.root, 'root/.ssh'), 0o700);
   for (const u of ENABLED_UNITS) {
     const link = join(p.root, u.link);
     mkdirSync(dirname(link), { recursive: true });

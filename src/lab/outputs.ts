@@ -25,10 +25,11 @@ export function machinesTxt(plan: LabPlan): string {
  * keys of an existing file are kept. The cluster settings are ordinary keys a user of real
  * machines may set too: the product's steps have no "if lab" branch.
  */
-export function clusterYaml(existing: string | undefined, lab: string, opts: { registry?: boolean; servers?: number } = {}): string {
+export function clusterYaml(existing: string | undefined, lab: string, opts: { registry?: boolean; servers?: number; loginUser?: string } = {}): string {
   const doc = parseDocument(existing ?? `# cluster.yaml: settings for every machine of lab "${lab}" (see hardway inventory)\n`);
   askedForEvenControlPlanes(doc, opts.servers ?? 1);
-  doc.setIn(['ssh', 'user'], 'root');
+  // A login user is raised with sudo -n (ssh.become's default for a user other than root).
+  doc.setIn(['ssh', 'user'], opts.loginUser ?? 'root');
   doc.setIn(['ssh', 'identityFile'], LAB_FILES.key);
   doc.setIn(['ssh', 'knownHosts'], LAB_FILES.knownHosts);
   // No process on this host may lower its oom_score_adj (no CAP_SYS_RESOURCE, not even root), and
@@ -59,7 +60,7 @@ export function knownHosts(machines: LabMachine[], hostKeys: Record<string, stri
 
 /** ssh_config for `ssh -F DIR/ssh_config node-0`: strict host keys against the lab's known_hosts. */
 export function sshConfig(plan: LabPlan, dir: string): string {
-  const blocks = plan.machines.map((m) => sshHostBlock([m.hostname, m.fqdn], m.ip, dir));
+  const blocks = plan.machines.map((m) => sshHostBlock([m.hostname, m.fqdn], m.ip, dir, plan.spec.loginUser));
   return `# Lab "${plan.spec.name}" (hardway lab up). Use: ssh -F ${configPath(join(dir, LAB_FILES.sshConfig))} node-0\n\n${blocks.join('\n\n')}\n`;
 }
 
@@ -83,7 +84,10 @@ export function ensureLabKey(dir: string, lab: string): Promise<string> {
 export function writeLabFiles(plan: LabPlan, dir: string, hostKeys: Record<string, string>): void {
   const clusterFile = join(dir, LAB_FILES.cluster);
   const existing = existsSync(clusterFile) ? readFileSync(clusterFile, 'utf8') : undefined;
-  const opts = { registry: plan.machines.some((m) => m.role === 'registry'), servers: plan.machines.filter((m) => m.role === 'control-plane').length };
+  const opts = {
+    registry: plan.machines.some((m) => m.role === 'registry'), servers: plan.machines.filter((m) => m.role === 'control-plane').length,
+    ...(plan.spec.loginUser !== undefined ? { loginUser: plan.spec.loginUser } : {}),
+  };
   writeProjectFiles(dir, {
     [LAB_FILES.machines]: machinesTxt(plan),
     [LAB_FILES.cluster]: clusterYaml(existing, plan.spec.name, opts),

@@ -25,6 +25,7 @@ import { archiveNames } from '../steps/images.ts';
 import { imagesDir } from '../images/names.ts';
 import { local, tryLocal } from '../transport/local.ts';
 import type { LabMachine } from './types.ts';
+import { asRoot } from './login.ts';
 
 /** The registry machine's hostname, and its address: .5 of the lab subnet (servers start at .10). */
 export const REGISTRY_HOSTNAME = 'registry';
@@ -128,8 +129,8 @@ export function stageRegistry(root: string, deb: string): void {
  * dpkg keeps the config staged beside it (--force-confold), and the package's scripts add the
  * docker-registry user and enable and start the service. Then waits until the service is active.
  */
-export async function installRegistry(sshConfigFile: string, m: LabMachine): Promise<'installed' | 'already installed'> {
-  const ssh = (command: string) => tryLocal`ssh -F ${sshConfigFile} -o BatchMode=yes ${m.hostname} ${command}`;
+export async function installRegistry(sshConfigFile: string, m: LabMachine, loginUser?: string): Promise<'installed' | 'already installed'> {
+  const ssh = (command: string) => tryLocal`ssh -F ${sshConfigFile} -o BatchMode=yes ${m.hostname} ${asRoot(loginUser, command)}`;
   const have = await ssh(`dpkg-query -W -f '\${Status}' ${REGISTRY_PACKAGE} 2>/dev/null`);
   const installed = have.code === 0 && have.stdout.trim() === 'install ok installed';
   if (!installed) {

@@ -17,11 +17,12 @@ export const SUITE = 'bookworm';
 export const RECIPE_VERSION = 1;
 /**
  * Packages: systemd + sshd + cloud-init, and what the worker step checks (socat conntrack ipset kmod
- * iptables, and haproxy for a cluster of several control planes: the machines have no internet).
+ * iptables, and haproxy for a cluster of several control planes: the machines have no internet);
+ * sudo, as cloud images have it, for `lab up --login-user`.
  */
 export const PACKAGES = [
   'systemd', 'systemd-sysv', 'dbus', 'openssh-server', 'iproute2', 'iptables', 'kmod', 'cloud-init',
-  'procps', 'conntrack', 'socat', 'ipset', 'ca-certificates', 'haproxy',
+  'procps', 'conntrack', 'socat', 'ipset', 'ca-certificates', 'haproxy', 'sudo',
 ] as const;
 
 /** Where the cached root for the current recipe lives: <cacheRoot>/rootfs-<hash>. */

@@ -11,6 +11,8 @@ export interface LabSpec {
   dir: string;
   /** A registry machine too (lab infrastructure, not in machines.txt); absent in older state files. */
   registry?: boolean;
+  /** `--login-user NAME`: each machine lets in NAME (passwordless sudo, the lab key), not root; absent: root. */
+  loginUser?: string;
 }
 
 /** One lab machine as planned: names, address, pod subnet and its systemd-nspawn machine name. */

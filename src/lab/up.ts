@@ -48,9 +48,10 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
   const existing = readState(paths, spec.name);
   if (existing) {
     const had = existing.plan.spec;
-    if (had.servers !== spec.servers || had.workers !== spec.workers || had.subnet !== spec.subnet || !!had.registry !== !!spec.registry) {
+    if (had.servers !== spec.servers || had.workers !== spec.workers || had.subnet !== spec.subnet || !!had.registry !== !!spec.registry || had.loginUser !== spec.loginUser) {
       throw new InputError(
-        `lab "${spec.name}" already exists with ${had.servers} server(s), ${had.workers} worker(s) on ${had.subnet}${had.registry ? ' and a registry' : ''}`,
+        `lab "${spec.name}" already exists with ${had.servers} server(s), ${had.workers} worker(s) on ${had.subnet}${had.registry ? ' and a registry' : ''}` +
+          `, logged in as ${had.loginUser ?? 'root'}`,
         `use it as it is, or run "hardway lab down --name ${spec.name} --yes" first`);
     }
     const running = existing.plan.machines.every((m) => runningPid(machineDir(paths, spec.name, m.hostname), m) !== undefined);
@@ -118,6 +119,7 @@ async function bringUp(state: LabState, paths: LabPaths, progress: ProgressOptio
           hostKeys[m.hostname] = await prepareMachine({
             mdir, lab: spec.name, machine: m,
             prefix: plan.prefix, rootfs: state.rootfs!, authorizedKey,
+            ...(spec.loginUser !== undefined ? { loginUser: spec.loginUser } : {}),
           });
           const root = machinePaths(mdir).root;
           if (m.role === 'registry') stageRegistry(root, registryPackage!);
@@ -141,7 +143,7 @@ async function readyRegistry(state: LabState, paths: LabPaths, progress: Progres
   await runSteps([{
     title: `Registry ${registry.hostname} (${registry.ip}:5000): docker-registry, then the images of images/ (skopeo)`,
     run: async (update) => {
-      const how = await installRegistry(join(state.plan.spec.dir, LAB_FILES.sshConfig), registry);
+      const how = await installRegistry(join(state.plan.spec.dir, LAB_FILES.sshConfig), registry, state.plan.spec.loginUser);
       await waitForRegistry(registry.ip);
       lines.push(`registry ${registry.hostname} (${registry.ip}): docker-registry ${how}, answering on :5000`);
       const pushed = await pushImages(state.plan.spec.dir, registry.ip, paths.cacheRoot, update);

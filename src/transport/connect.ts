@@ -37,6 +37,8 @@ export interface RetryPolicy {
   attempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  /** The whole wait for one machine, attempts and pauses together: no retry starts past it, the last attempt's handshake is cut to it (unset: no bound). */
+  totalMs?: number;
   /** Waits between attempts; tests pass a recorder instead of a real timer. */
   sleep: (ms: number) => Promise<void>;
 }
@@ -63,17 +65,25 @@ export async function connectWithRetry(route: Route, ctx: ConnectContext, retry:
   const connecting = `connecting to ${route.target.display}${via}`;
   if (ctx.progress) ctx.progress(connecting);
   else ctx.log(`${ctx.machine}: ${connecting}`);
+  const started = Date.now();
+  const left = () => (retry.totalMs === undefined ? Infinity : retry.totalMs - (Date.now() - started));
+  const say = (line: string) => (ctx.progress ? ctx.progress(line) : ctx.log(`${ctx.machine}: ${line}`));
   for (let attempt = 1; ; attempt++) {
     try {
-      return await connectRoute(route, ctx);
+      // The handshake of an attempt never runs past the whole wait.
+      const readyTimeoutMs = Math.max(1, Math.min(ctx.readyTimeoutMs, left()));
+      return await connectRoute(route, readyTimeoutMs === ctx.readyTimeoutMs ? ctx : { ...ctx, readyTimeoutMs });
     } catch (e) {
       if (!(e instanceof RetryableFailure)) throw e;
-      if (attempt >= retry.attempts) throw new ConnectError(ctx.machine, e.hop.display, e.reason, attempt);
       const delay = Math.min(retry.baseDelayMs * 2 ** (attempt - 1), retry.maxDelayMs);
+      // A retry that would start with under a second left is no retry: give up with what was seen.
+      if (attempt >= retry.attempts || left() - delay < 1000) throw new ConnectError(ctx.machine, e.hop.display, e.reason, attempt);
       const retrying = `retry ${attempt + 1} of ${retry.attempts} in ${delay / 1000} s`;
       if (ctx.progress) ctx.progress(`no answer (${e.reason}${e.hop === route.target ? '' : ` at ${e.hop.display}`}), ${retrying}`);
       else ctx.log(`${ctx.machine}: no answer from ${e.message}, ${retrying}`);
       await retry.sleep(delay);
+      // Each retry is shown as it starts, so a wait in a handshake is never silent.
+      say(`${connecting}: attempt ${attempt + 1} of ${retry.attempts}`);
     }
   }
 }

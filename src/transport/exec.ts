@@ -1,6 +1,8 @@
 // Running one command on an open SSH connection: collects stdout/stderr and the exit status,
 // feeds stdin, and kills the command and its channel when it outlives its time limit.
+import type { Readable } from 'node:stream';
 import type { Client, ClientChannel } from 'ssh2';
+import type { Become } from '../cluster-settings.ts';
 import type { Command } from '../shell.ts';
 import { CommandTimeoutError, ConnectionLostError } from './errors.ts';
 import { killTagged, sendKillSignal, taggedCommand } from './remote-kill.ts';
@@ -17,9 +19,10 @@ export function execOnClient(
   client: Client,
   machine: string,
   cmd: Command,
-  opts: { stdin?: string | Buffer; timeoutMs: number },
+  opts: { stdin?: string | Buffer | Readable; timeoutMs: number; become?: Become },
 ): Promise<ExecResult> {
-  const { tag, wire } = taggedCommand(cmd.text);
+  const become = opts.become ?? 'none';
+  const { tag, wire } = taggedCommand(cmd.text, become);
   return new Promise((resolve, reject) => {
     const onOpen = (err: Error | undefined, channel: ClientChannel) => {
       if (err) return reject(new ChannelNotOpened(err.message));
@@ -32,7 +35,7 @@ export function execOnClient(
         sendKillSignal(channel);
         channel.close();
         const stderr = Buffer.concat(errOut).toString('utf8');
-        void killTagged(client, tag).then(() => reject(new CommandTimeoutError(machine, cmd.text, opts.timeoutMs, stderr)));
+        void killTagged(client, tag, become).then(() => reject(new CommandTimeoutError(machine, cmd.text, opts.timeoutMs, stderr)));
       }, opts.timeoutMs);
       channel.on('data', (d: Buffer) => out.push(d));
       channel.stderr.on('data', (d: Buffer) => errOut.push(d));
@@ -47,7 +50,17 @@ export function execOnClient(
         }
         resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(errOut).toString('utf8') });
       });
-      channel.end(opts.stdin ?? undefined);
+      const stdin = opts.stdin;
+      if (stdin === undefined || typeof stdin === 'string' || Buffer.isBuffer(stdin)) {
+        channel.end(stdin ?? undefined);
+      } else {
+        // A stream (an upload's file): the channel's window paces the reads; a read error ends the command.
+        stdin.once('error', (e) => {
+          errOut.push(Buffer.from(`reading the input failed: ${e.message}\n`));
+          channel.close();
+        });
+        stdin.pipe(channel);
+      }
     };
     try {
       client.exec(wire, onOpen);

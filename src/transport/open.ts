@@ -2,7 +2,7 @@
 // ~/.ssh/config. The run's one pool of connections is src/engine/connections.ts.
 import { homedir, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { SshSettings } from '../cluster-settings.ts';
+import { becomeOf, DEFAULT_CONNECT_TIMEOUT_S, type SshSettings } from '../cluster-settings.ts';
 import type { Machine } from '../inventory.ts';
 import type { RetryPolicy } from './connect.ts';
 import { resolveRoute } from './endpoint.ts';
@@ -25,7 +25,7 @@ export interface TransportOptions {
   sshConfigFile?: string;
   /** Where relative `-i` paths are resolved (default process.cwd()). */
   cwd?: string;
-  /** Time for TCP connect + SSH handshake + auth, per attempt (default 20 s). */
+  /** Time for TCP connect + SSH handshake + auth, per attempt (default cluster.yaml's ssh.connectTimeout, 10 s). */
   readyTimeoutMs?: number;
   /** SSH keepalive period (default 5 s); keepaliveCountMax unanswered ones drop the connection (default 3). */
   keepaliveIntervalMs?: number;
@@ -34,7 +34,7 @@ export interface TransportOptions {
   commandTimeoutMs?: number;
   /** Channels open at once per connection (default 8, below OpenSSH's MaxSessions 10). */
   maxChannels?: number;
-  /** Backoff for connection failures (default 4 attempts, 500 ms doubling to at most 5 s). */
+  /** Backoff for connection failures (default 4 attempts, 500 ms doubling to at most 5 s, 34 s in all at most). */
   retry?: Partial<RetryPolicy>;
   /** Receives connection events (retries, pins, reconnects); never commands' data or secrets. */
   log?: (line: string) => void;
@@ -73,7 +73,7 @@ export function createTransport(machine: Machine, ssh: SshSettings, opts: Transp
       knownHosts,
       acceptNewHostKeys: opts.acceptNewHostKeys ?? false,
       agentSocket: (opts.env ?? process.env).SSH_AUTH_SOCK || undefined,
-      readyTimeoutMs: opts.readyTimeoutMs ?? 20_000,
+      readyTimeoutMs: opts.readyTimeoutMs ?? (ssh.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT_S) * 1000,
       keepaliveIntervalMs: opts.keepaliveIntervalMs ?? 5_000,
       keepaliveCountMax: opts.keepaliveCountMax ?? 3,
       log: opts.log ?? (() => undefined),
@@ -83,10 +83,13 @@ export function createTransport(machine: Machine, ssh: SshSettings, opts: Transp
       attempts: opts.retry?.attempts ?? 4,
       baseDelayMs: opts.retry?.baseDelayMs ?? 500,
       maxDelayMs: opts.retry?.maxDelayMs ?? 5_000,
+      // A machine that accepts TCP but never speaks SSH: the default 10 s handshakes and pauses stay under 35 s in all.
+      totalMs: opts.retry?.totalMs ?? Math.max(34_000, (ssh.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT_S) * 1000),
       sleep: opts.retry?.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
     },
     commandTimeoutMs: opts.commandTimeoutMs ?? 600_000,
     maxChannels: opts.maxChannels ?? 8,
+    raise: { user: ssh.user, become: becomeOf(ssh) },
   });
 }
 

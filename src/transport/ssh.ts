@@ -1,5 +1,6 @@
 // The SSH transport of one machine: one connection reused by every step, opened on first use and
 // reopened (bounded retries) if it dropped between commands; channels capped below MaxSessions.
+import type { Readable } from 'node:stream';
 import type { Client, SFTPWrapper } from 'ssh2';
 import { isCommand, type Command } from '../shell.ts';
 import { connectWithRetry, type Connection, type ConnectContext, type RetryPolicy } from './connect.ts';
@@ -10,6 +11,7 @@ import { Semaphore } from './semaphore.ts';
 import type { ExecOptions, ExecResult, Transport, UploadOptions, UploadSource } from './types.ts';
 import { CommandError } from '../errors.ts';
 import { ownerCommand, parseOwnerIds, prepareDirCommand, uploadAtomic } from './upload.ts';
+import { SUDO_CHECK, SudoError, shownCommand, sudoRefusal, type Raise } from './become.ts';
 
 /** Everything an SshTransport needs, resolved by createTransport in pool.ts (which holds the defaults). */
 export interface SshTransportConfig {
@@ -18,6 +20,8 @@ export interface SshTransportConfig {
   retry: RetryPolicy;
   commandTimeoutMs: number;
   maxChannels: number;
+  /** The login user and how its commands are raised (sudo -n, or none). */
+  raise: Raise;
 }
 
 /** A Transport over one SSH connection (through jump hosts if the route has any). */
@@ -51,7 +55,20 @@ export class SshTransport implements Transport {
   exec(cmd: Command, opts: ExecOptions = {}): Promise<ExecResult> {
     if (!isCommand(cmd)) return Promise.reject(new TypeError(`${this.machine}: exec takes a Command built with sh\`\`, got ${typeof cmd}`));
     const timeoutMs = opts.timeoutMs ?? this.config.commandTimeoutMs;
-    return this.withChannel(`command: ${cmd.text}`, (client) => execOnClient(client, this.machine, cmd, { stdin: opts.stdin, timeoutMs }));
+    const become = this.config.raise.become;
+    return this.withChannel(`command: ${cmd.text}`, (client) => execOnClient(client, this.machine, cmd, { stdin: opts.stdin, timeoutMs, become }))
+      .then((r) => refusedLogin(r, this.machine, this.config.raise.user));
+  }
+
+  /** exec with a stream (an upload's file) as stdin; for uploads of a raised login (upload-raised.ts). */
+  private execWithInput(cmd: Command, input: Buffer | Readable): Promise<ExecResult> {
+    const opts = { stdin: input, timeoutMs: this.config.commandTimeoutMs, become: this.config.raise.become };
+    return this.withChannel(`upload: ${cmd.text}`, (client) => execOnClient(client, this.machine, cmd, opts));
+  }
+
+  /** The command as it runs on the machine (with sudo -n when raised), for the run log and --dry-run. */
+  describe(cmd: Command): string {
+    return shownCommand(cmd.text, this.config.raise.become);
   }
 
   /** Uploads atomically over SFTP (see upload.ts). */
@@ -65,6 +82,8 @@ export class SshTransport implements Transport {
         return this.once(`owner ${owner}`, async () => parseOwnerIds(await this.check(cmd), this.machine, cmd, owner));
       },
       withSftp: <T>(fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>) => this.withSftp(path, fn),
+      // SFTP would write as the login user: a login raised with sudo sends the bytes to a raised command.
+      ...(this.config.raise.become === 'sudo' ? { execWithInput: (cmd: Command, input: Buffer | Readable) => this.execWithInput(cmd, input) } : {}),
     };
     return uploadAtomic(channels, path, source, opts);
   }
@@ -216,7 +235,7 @@ export class SshTransport implements Transport {
     if (this.closed) throw new TransportError(this.machine, 'transport used after close()');
     if (this.refused) throw this.refused;
     if (!this.conn) {
-      const opening = connectWithRetry(this.config.route, this.config.connect, this.config.retry);
+      const opening = connectWithRetry(this.config.route, this.config.connect, this.config.retry).then((c) => this.sudoChecked(c));
       this.conn = opening;
       opening.then(
         ({ client }) => {
@@ -227,12 +246,46 @@ export class SshTransport implements Transport {
         },
         (e) => {
           if (this.conn === opening) this.conn = undefined;
-          if (e instanceof HostKeyError || e instanceof AuthError) this.refused = e;
+          if (e instanceof HostKeyError || e instanceof AuthError || e instanceof SudoError) this.refused = e;
         },
       );
     }
     return (await this.conn).client;
   }
+
+  /**
+   * A login raised with sudo proves once per connection that sudo answers without a password, so
+   * that a refusal is one clear error before anything runs (never a command waiting on a prompt).
+   */
+  private async sudoChecked(conn: Connection): Promise<Connection> {
+    if (this.config.raise.become !== 'sudo') return conn;
+    let r: ExecResult;
+    try {
+      r = await execOnClient(conn.client, this.machine, SUDO_CHECK, { timeoutMs: SUDO_CHECK_TIMEOUT_MS });
+    } catch (e) {
+      conn.client.end();
+      throw e instanceof ChannelNotOpened ? new TransportError(this.machine, `could not open an SSH channel to check sudo: ${e.message}`) : e;
+    }
+    if (r.code === 0) return conn;
+    conn.client.end();
+    throw sudoRefusal(this.machine, this.config.raise.user, r.code, r.stderr);
+  }
+}
+
+/** sudo -n answers at once; a machine slower than this is not one to build on. */
+const SUDO_CHECK_TIMEOUT_MS = 30_000;
+
+/**
+ * A cloud image's root account whose authorized_keys runs only `echo Please login as the user
+ * "debian" rather than the user "root".; sleep 10; exit 142`: every command fails that way. Said
+ * once as what to set, instead of as the first step's failure.
+ */
+function refusedLogin(r: ExecResult, machine: string, user: string): ExecResult {
+  if (r.code === 0) return r;
+  const m = /Please login as the user "?([A-Za-z0-9_][A-Za-z0-9_.-]*)"? rather than the user "?([^"\s]+)"?/.exec(r.stdout + r.stderr);
+  if (!m) return r;
+  throw new TransportError(machine, `the machine refuses commands from ${user}: it says to log in as ${m[1]}`,
+    `set ssh.user: ${m[1]} in cluster.yaml (every command then runs through sudo -n, which must not ask ${m[1]} for a password)`);
 }
 
 /** Pauses before asking again for a channel that sshd refused (about 3 s in all). */

@@ -44,4 +44,11 @@ export interface Transport {
   upload(path: string, source: UploadSource, opts: UploadOptions): Promise<void>;
   /** Closes the connection. */
   close(): Promise<void>;
+  /** The command as it runs on the machine, raised (`sudo -n sh -c '...'`) where the login is raised; unset: its text. */
+  describe?(cmd: Command): string;
+}
+
+/** The command as a transport runs it: what the run log and --dry-run show. */
+export function runsAs(t: Pick<Transport, 'describe'>, cmd: Command): string {
+  return t.describe ? t.describe(cmd) : cmd.text;
 }

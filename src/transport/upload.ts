@@ -1,11 +1,13 @@
 // Atomic uploads over SFTP: bytes go to a temp file beside the target (created 0600), which gets
 // its owner and mode, is fsynced, and only then renamed over the target. A crash leaves at most a
 // temp file, which the next run's first upload into the same directory removes. Sources stream
-// from disk.
+// from disk. A login raised with sudo writes the same temp file as root instead (upload-raised.ts).
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { posix } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { SFTPWrapper } from 'ssh2';
+import { uploadRaised } from './upload-raised.ts';
 import { CommandError } from '../errors.ts';
 import { sh, type Command } from '../shell.ts';
 import { DEFAULT_OWNER, type ExecResult, type UploadOptions, type UploadSource } from './types.ts';
@@ -20,6 +22,11 @@ export interface UploadChannels {
   ownerIds(owner: string): Promise<[number, number]>;
   /** Runs fn with an SFTP session; `gone` rejects (ConnectionLostError) if the session or connection closes first. */
   withSftp<T>(fn: (sftp: SFTPWrapper, gone: Promise<never>) => Promise<T>): Promise<T>;
+  /**
+   * Set when exec runs as root through sudo but SFTP would run as the login user: runs a raised
+   * command with the bytes as its stdin (upload-raised.ts).
+   */
+  execWithInput?(cmd: Command, input: Buffer | Readable): Promise<ExecResult>;
 }
 
 /** Bytes per SFTP write request and how many requests may be in flight: bounds memory, keeps the pipe full. */
@@ -41,6 +48,7 @@ export async function uploadAtomic(ch: UploadChannels, path: string, source: Upl
   assertTargetPath(path);
   const tmp = tempPrefix(path) + randomBytes(6).toString('hex');
   const [, [uid, gid]] = await Promise.all([ch.prepareDir(posix.dirname(path)), ch.ownerIds(opts.owner ?? DEFAULT_OWNER)]);
+  if (ch.execWithInput) return uploadRaised(ch.machine, (cmd, input) => ch.execWithInput!(cmd, input), { path, tmp, source, mode: opts.mode, ids: [uid, gid] });
 
   const renamed = await ch.withSftp(async (sftp, gone) => {
     const req = requester(gone);

@@ -1,7 +1,8 @@
 // The engine's plan/apply loop on fake machines: apply then re-plan, idempotency errors, failures
 // isolated per machine, --keep-going, dry-run, secrets, the concurrency cap.
 import { describe, expect, it } from 'vitest';
-import { sh } from '../../src/shell.ts';
+import { sh, type Command } from '../../src/shell.ts';
+import { shownCommand } from '../../src/transport/become.ts';
 import { fileChanges } from '../../src/engine/desired.ts';
 import { FailureError, PreconditionError } from '../../src/errors.ts';
 import type { Step } from '../../src/engine/types.ts';
@@ -174,6 +175,17 @@ describe('engine: plan, apply, plan again', () => {
 });
 
 describe('engine: dry run', () => {
+  it('shows each command as the transport would run it: through sudo -n for a login raised with sudo', async () => {
+    const inv = inventoryOf();
+    const fakes = fakeCluster(inv);
+    // The SSH transport of a login raised with sudo describes its commands so (transport-sudo.test.ts).
+    for (const f of fakes.values()) Object.assign(f, { describe: (cmd: Command) => shownCommand(cmd.text, 'sudo') });
+    const { output } = await runEngine([restart], inv, fakes, { dryRun: true });
+    expect(output).toContain("node-0:   run: sudo -n sh -c 'systemctl restart demo' (always)");
+    const plain = await runEngine([restart], inv, fakeCluster(inv), { dryRun: true });
+    expect(plain.output).toContain('node-0:   run: systemctl restart demo (always)');
+  });
+
   it('applies nothing and shows a unified diff per machine', async () => {
     const inv = inventoryOf();
     const fakes = fakeCluster(inv, (h) => ({ files: { '/etc/demo.conf': `name=${h}\nport=2\n` } }));

@@ -81,6 +81,12 @@ const cases: Case[] = [
   { name: 'cluster.yaml jump host port 0', machines: SERVER, cluster: 'ssh:\n  jumpHost: bastion:0\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: port 0 of "bastion:0" is not a port number/ },
   { name: 'cluster.yaml jump host of a bad form', machines: SERVER, cluster: 'ssh:\n  jumpHost: a@b@c\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: expected a jump host like user@host:22, got "a@b@c"/ },
   { name: 'cluster.yaml jump host that is an ssh option', machines: SERVER, cluster: 'ssh:\n  jumpHost: -oProxyCommand=x\n', where: 'cluster.yaml:2:', message: /ssh\.jumpHost: expected a jump host/ },
+  // Issue 33: a login user reaches sshd, sudoers and shells as is.
+  { name: 'cluster.yaml ssh.user with a shell character', machines: SERVER, cluster: 'ssh:\n  user: "debian;reboot"\n', where: 'cluster.yaml:2:', message: /ssh\.user: expected a user name, got "debian;reboot"/ },
+  { name: 'cluster.yaml ssh.user with a leading dash', machines: SERVER, cluster: 'ssh:\n  user: -debian\n', where: 'cluster.yaml:2:', message: /ssh\.user: expected a user name/ },
+  { name: 'cluster.yaml ssh.user empty', machines: SERVER, cluster: 'ssh:\n  port: 22\n  user: ""\n', where: 'cluster.yaml:3:', message: /ssh\.user: expected a user name, got ""/ },
+  { name: 'cluster.yaml ssh.become unknown', machines: SERVER, cluster: 'ssh:\n  user: debian\n  become: su\n', where: 'cluster.yaml:3:', message: /ssh\.become: expected one of sudo, none, got "su"/ },
+  { name: 'cluster.yaml ssh.connectTimeout zero', machines: SERVER, cluster: 'ssh:\n  connectTimeout: 0\n', where: 'cluster.yaml:2:', message: /ssh\.connectTimeout: expected a whole number from 1 to 600/ },
   // Issue 11, defect 9: smaller gaps.
   { name: 'machine IP 0.0.0.0', machines: `0.0.0.0 server.kubernetes.local server`, where: 'machines.txt:1:', message: /0\.0\.0\.0 is "this network" .*, not an address another machine can reach/ },
   { name: 'machine IP 255.255.255.255', machines: `${SERVER}\n255.255.255.255 node-0.kubernetes.local node-0 10.200.0.0/24`, where: 'machines.txt:2:', message: /255\.255\.255\.255 is the broadcast address/ },
@@ -142,6 +148,25 @@ describe('bad inputs are refused with file, line, problem and exit 2', () => {
       expect(run.stderr).toMatch(/hint: |error: /);
       expect(run.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace
       expect(readdirSync(dir).sort()).toEqual(before);
+    });
+  }
+});
+
+describe('hardway inventory shows the login user and how commands are raised', () => {
+  for (const [cluster, line, become] of [
+    [undefined, /^login {11}root over SSH, commands run as root$/m, 'none'],
+    ['ssh:\n  user: debian\n', /^login {11}debian over SSH, every command raised with sudo -n \(passwordless sudo required\)$/m, 'sudo'],
+    ['ssh:\n  user: admin\n  become: none\n', /^login {11}admin over SSH, commands run as admin \(ssh\.become: none\)$/m, 'none'],
+  ] as const) {
+    it(cluster ?? 'the default', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'hardway-login-'));
+      writeFileSync(join(dir, 'machines.txt'), SERVER + '\n');
+      if (cluster !== undefined) writeFileSync(join(dir, 'cluster.yaml'), cluster);
+      const run = await runCli(['inventory', '--machines', join(dir, 'machines.txt')], dir);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(line);
+      const json = await runCli(['inventory', '--machines', join(dir, 'machines.txt'), '--json'], dir);
+      expect(JSON.parse(json.stdout).settings.ssh.become).toBe(become);
     });
   }
 });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseInventory, selectMachines } from '../../src/inventory.ts';
-import { defaultSettings, parseClusterSettings } from '../../src/cluster-settings.ts';
+import { becomeOf, defaultSettings, parseClusterSettings } from '../../src/cluster-settings.ts';
 import { InputError } from '../../src/errors.ts';
 
 const paths = { file: '/p/machines.txt', dir: '/p', clusterFile: '/p/cluster.yaml' };
@@ -44,6 +44,15 @@ describe('inventory', () => {
     writeFileSync(join(dir, 'ssh_config'), '');
     const s = parseClusterSettings('ssh:\n  identityFile: id_test\n  configFile: ./ssh_config\n  knownHosts: ~/known_hosts\n  jumpHost: admin@10.0.0.1:2222\n', 'cluster.yaml', { dir });
     expect(s.ssh).toMatchObject({ identityFile: 'id_test', configFile: './ssh_config', knownHosts: '~/known_hosts', jumpHost: 'admin@10.0.0.1:2222' });
+  });
+
+  it('raises a login other than root with sudo unless ssh.become says none; root with become: sudo needs nothing', () => {
+    const become = (yaml: string) => becomeOf(parseClusterSettings(yaml, 'cluster.yaml').ssh);
+    expect(become('')).toBe('none');
+    expect(become('ssh:\n  user: debian\n')).toBe('sudo');
+    expect(become('ssh:\n  user: debian\n  become: none\n')).toBe('none');
+    expect(become('ssh:\n  user: root\n  become: sudo\n')).toBe('none');
+    expect(parseClusterSettings('ssh:\n  user: ec2-user\n  connectTimeout: 3\n', 'cluster.yaml').ssh).toMatchObject({ user: 'ec2-user', connectTimeout: 3 });
   });
 
   it('takes a /25 pod subnet (room for the kubelet\'s 110 pods) and a node port range clear of every port in use', () => {

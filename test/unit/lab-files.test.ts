@@ -4,7 +4,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseClusterSettings } from '../../src/cluster-settings.ts';
+import { becomeOf, parseClusterSettings } from '../../src/cluster-settings.ts';
+import { InputError } from '../../src/errors.ts';
+import { asRoot, checkLoginUser } from '../../src/lab/login.ts';
+import { PACKAGES } from '../../src/lab/rootfs.ts';
 import { parseInventory } from '../../src/inventory.ts';
 import { cloudConfig, host0Network, labResolver, machineFiles, metaData, sshdConfig, userData } from '../../src/lab/machine-config.ts';
 import { PAUSE_IMAGE } from '../../src/images/names.ts';
@@ -108,5 +111,45 @@ describe('lab directory ownership', () => {
     expect(() => checkDirIsLabs(dir)).not.toThrow();
     writeFileSync(join(dir, 'machines.txt'), '10.0.0.5 server.example.com server\n');
     expect(() => checkDirIsLabs(dir)).toThrow(/machines\.txt exists and was not written by hardway lab/);
+  });
+});
+
+describe('lab up --login-user: machines as cloud images come', () => {
+  const spec = { name: 'dev', servers: 1, workers: 2, subnet: '10.240.0.0/24', dir: '/srv/lab', loginUser: 'debian' };
+  const sudoPlan = planLab(spec);
+  const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE hardway-lab-dev';
+
+  it('refuses root over SSH, gives the lab key to the user (not to root) and makes the user with passwordless sudo through cloud-init', () => {
+    const files = machineFiles('dev', node0, 24, key, undefined, 'debian');
+    expect(files.find((f) => f.path.endsWith('10-hardway.conf'))!.content).toMatch(/^PermitRootLogin no$/m);
+    expect(files.map((f) => f.path)).not.toContain('root/.ssh/authorized_keys');
+    const seed = files.find((f) => f.path.endsWith('nocloud/user-data'))!.content;
+    expect(seed).toMatch(/^users:\n {2}- name: debian\n/m);
+    expect(seed).toContain("sudo: 'ALL=(ALL) NOPASSWD:ALL'");
+    expect(seed).toContain('lock_passwd: true');
+    expect(seed).toContain(`- ${JSON.stringify(key)}`);
+    // Without a login user: root by key, as before.
+    expect(sshdConfig()).toMatch(/^PermitRootLogin prohibit-password$/m);
+    expect(machineFiles('dev', node0, 24, key).map((f) => f.path)).toContain('root/.ssh/authorized_keys');
+  });
+
+  it('writes a project that logs in as the user: cluster.yaml ssh.user (raised with sudo) and ssh_config User', () => {
+    const settings = parseClusterSettings(clusterYaml(undefined, 'dev', { loginUser: 'debian' }), 'cluster.yaml');
+    expect(settings.ssh.user).toBe('debian');
+    expect(becomeOf(settings.ssh)).toBe('sudo');
+    expect(sshConfig(sudoPlan, '/srv/lab')).toMatch(/^ {2}User debian$/m);
+    expect(sshConfig(plan, '/srv/lab')).toMatch(/^ {2}User root$/m);
+  });
+
+  it('has sudo in the root filesystem (a new package list: a new cached root)', () => {
+    expect(PACKAGES).toContain('sudo');
+  });
+
+  it('takes a login name and refuses one with shell characters or a leading dash (exit 2); root is the default login', () => {
+    expect(checkLoginUser('debian')).toBe('debian');
+    expect(checkLoginUser('root')).toBeUndefined();
+    for (const bad of ['-oProxyCommand=x', 'deb;ian', '', 'Debian']) expect(() => checkLoginUser(bad)).toThrow(InputError);
+    expect(asRoot('debian', 'systemctl reboot')).toBe("sudo -n sh -c 'systemctl reboot'");
+    expect(asRoot(undefined, 'systemctl reboot')).toBe('systemctl reboot');
   });
 });

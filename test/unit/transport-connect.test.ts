@@ -10,7 +10,7 @@ import type { SshSettings } from '../../src/cluster-settings.ts';
 import { InputError } from '../../src/errors.ts';
 import { sh } from '../../src/shell.ts';
 import { connectionPool } from '../../src/engine/connections.ts';
-import { AuthError, ConnectError, openTransport, type TransportOptions } from '../../src/transport/index.ts';
+import { AuthError, ConnectError, createTransport, KnownHosts, openTransport, type TransportOptions } from '../../src/transport/index.ts';
 import { ignoreHostKeysAnnouncement } from '../../src/transport/connect.ts';
 import { KEYS, knownHostsLine, startTestServer, testMachine, type TestServer } from '../fixtures/ssh/test-server.ts';
 
@@ -55,9 +55,10 @@ describe('retries', () => {
     expect(err.message).toBe(`node-0: cannot connect to root@127.0.0.1:${port}: connection refused (gave up after 4 attempts)`);
     expect(err.exitCode).toBe(1);
     expect(sleeps).toEqual([500, 1000, 2000]);
-    expect(log).toHaveLength(4);
+    expect(log).toHaveLength(7);
     expect(log[0]).toBe(`node-0: connecting to root@127.0.0.1:${port}`);
     expect(log[1]).toBe(`node-0: no answer from root@127.0.0.1:${port}: connection refused, retry 2 of 4 in 0.5 s`);
+    expect(log[2]).toBe(`node-0: connecting to root@127.0.0.1:${port}: attempt 2 of 4`);
   });
 
   it('tells the progress callback first that it connects, then each retry, naming the reason and the wait', async () => {
@@ -68,10 +69,53 @@ describe('retries', () => {
     expect(progress).toEqual([
       `connecting to root@127.0.0.1:${port}`,
       'no answer (connection refused), retry 2 of 4 in 0.5 s',
+      `connecting to root@127.0.0.1:${port}: attempt 2 of 4`,
       'no answer (connection refused), retry 3 of 4 in 1 s',
+      `connecting to root@127.0.0.1:${port}: attempt 3 of 4`,
       'no answer (connection refused), retry 4 of 4 in 2 s',
+      `connecting to root@127.0.0.1:${port}: attempt 4 of 4`,
     ]);
     expect(log).toEqual([]);
+  });
+
+  it('a server that accepts TCP and never speaks: ssh.connectTimeout bounds each handshake, each retry shown as it starts, the whole wait bounded', async () => {
+    const socks = new Set<import('node:net').Socket>();
+    const silent: NetServer = createServer((sock) => void socks.add(sock));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => {
+      socks.forEach((s) => s.destroy());
+      silent.close(() => r());
+    }));
+    const port = (silent.address() as AddressInfo).port;
+    const progress: string[] = [];
+    const started = Date.now();
+    // 1 s handshakes within 2.8 s in all: two whole attempts and a pause, then no retry that could not finish.
+    const err = await openTransport(testMachine(), settings(port, { connectTimeout: 1 }), options({
+      progress: (l) => progress.push(`${((Date.now() - started) / 1000).toFixed(1)} ${l}`),
+      retry: { sleep: (ms) => new Promise((r) => setTimeout(r, ms)), totalMs: 2_800 },
+    })).catch((e) => e);
+    const took = Date.now() - started;
+    expect(err).toBeInstanceOf(ConnectError);
+    expect(err.message).toBe(`node-0: cannot connect to root@127.0.0.1:${port}: timed out waiting for the SSH handshake (gave up after 2 attempts)`);
+    expect(took).toBeGreaterThanOrEqual(2_000);
+    expect(took).toBeLessThan(2_900);
+    expect(progress.map((l) => l.replace(/^[\d.]+ /, ''))).toEqual([
+      `connecting to root@127.0.0.1:${port}`,
+      'no answer (timed out waiting for the SSH handshake), retry 2 of 4 in 0.5 s',
+      `connecting to root@127.0.0.1:${port}: attempt 2 of 4`,
+    ]);
+    // The second attempt is shown when it starts (after the first 1 s handshake and the 0.5 s pause), not when it ends.
+    expect(Number(progress[2]!.split(' ')[0])).toBeLessThan(1.9);
+  });
+
+  it('by default a handshake waits 10 s and the whole wait for one machine stays under 35 s', () => {
+    const t = createTransport(testMachine(), settings(22), { dir, home: dir, env: {} }, new KnownHosts(join(dir, 'known_hosts')));
+    type Config = { connect: { readyTimeoutMs: number }; retry: { totalMs: number } };
+    const configOf = (x: unknown) => (x as { config: Config }).config;
+    expect(configOf(t).connect.readyTimeoutMs).toBe(10_000);
+    expect(configOf(t).retry.totalMs).toBeLessThan(35_000);
+    const three = createTransport(testMachine(), settings(22, { connectTimeout: 3 }), { dir, home: dir, env: {} }, new KnownHosts(join(dir, 'kh')));
+    expect(configOf(three).connect.readyTimeoutMs).toBe(3_000);
   });
 
   it('retries a connection reset during the handshake, counting each attempt at the server', async () => {

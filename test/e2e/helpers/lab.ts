@@ -12,7 +12,8 @@
  *   downLab(name)                          `hardway lab down --name NAME --yes` (idempotent).
  *   hardway(args, { cwd?, env? })          runs the CLI, resolves { code, stdout, stderr } (never throws).
  *
- *   options = { name, subnet, servers = 1, workers = 2, registry = false }   (registry: lab up --registry)
+ *   options = { name, subnet, servers = 1, workers = 2, registry = false, loginUser? }   (registry: lab up --registry;
+ *     loginUser: lab up --login-user NAME, the machines let in NAME with passwordless sudo, not root)
  *     Use your own name and subnet so suites never collide: lab suite e2e-lab 10.240.10.0/24,
  *     transport 10.240.20.0/24, engine 10.240.30.0/24.
  *
@@ -21,7 +22,8 @@
  *                                          id_ed25519, known_hosts, ssh_config (removed by down())
  *     machines: [{ hostname, fqdn, ip, role, podSubnet? }],   servers first ("server" or server-N), then node-0...
  *     sshConfig, knownHosts, identityFile: absolute paths inside dir
- *     ssh(machine, command)    -> { code, stdout, stderr }: system ssh, strict host-key checking (never throws)
+ *     ssh(machine, command)    -> { code, stdout, stderr }: system ssh, strict host-key checking (never throws);
+ *                                 as root: with a loginUser, the command goes through sudo -n sh -c
  *     run(machine, command)    -> stdout; throws with machine, command and stderr on a non-zero exit
  *     hardway(args, opts?)     -> the CLI with cwd = dir (so machines.txt/cluster.yaml are found)
  *     down()                   -> takes the lab down and removes dir
@@ -59,6 +61,8 @@ export interface LabOptions {
   registry?: boolean;
   /** The lab's project directory (made anew); a fresh temp directory when not given. */
   dir?: string;
+  /** `lab up --login-user NAME`: machines as cloud images come (NAME with passwordless sudo, root's SSH refused). */
+  loginUser?: string;
 }
 
 /** One machine of the lab, as in its machines.txt. */
@@ -115,14 +119,15 @@ export async function startLab(o: LabOptions): Promise<Lab> {
   }
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), `hardway-${o.name}-`));
   const args = ['lab', 'up', '--name', o.name, '--subnet', o.subnet, '--servers', String(o.servers ?? 1),
-    '--workers', String(o.workers ?? 2), '--dir', dir, ...(o.registry ? ['--registry'] : [])];
+    '--workers', String(o.workers ?? 2), '--dir', dir, ...(o.registry ? ['--registry'] : []),
+    ...(o.loginUser ? ['--login-user', o.loginUser] : [])];
   const up = await hardway(args);
   if (up.code !== 0) {
     await downLab(o.name).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`hardway ${args.join(' ')} failed (exit ${up.code}):\n${up.stderr}\n${up.stdout}`);
   }
-  return labAt(o.name, dir);
+  return labAt(o.name, dir, o.loginUser);
 }
 
 /** The machines of a project's machines.txt (servers first, as the lab writes them). */
@@ -135,12 +140,14 @@ export function readMachines(file: string): LabMachineInfo[] {
     });
 }
 
-/** A Lab for the running lab NAME whose project is DIR (machines as its machines.txt lists them now). */
-export function labAt(name: string, dir: string): Lab {
+/** A Lab for the running lab NAME whose project is DIR (machines as its machines.txt lists them now; loginUser: made with --login-user). */
+export function labAt(name: string, dir: string, loginUser?: string): Lab {
   const machines = readMachines(join(dir, 'machines.txt'));
   const sshConfig = join(dir, 'ssh_config');
+  // The helpers' commands read and break what root owns: through sudo where the login is not root.
+  const asRoot = (command: string) => (loginUser ? `sudo -n sh -c '${command.replace(/'/g, `'\\''`)}'` : command);
   const ssh = (machine: string, command: string) =>
-    exec('ssh', ['-F', sshConfig, '-o', 'BatchMode=yes', machine, command]);
+    exec('ssh', ['-F', sshConfig, '-o', 'BatchMode=yes', machine, asRoot(command)]);
   return {
     name,
     dir,

@@ -1,0 +1,195 @@
+// Machines as cloud images come: a 1-server 2-worker lab made with `--login-user debian` (cloud-init
+// makes debian with the lab key and passwordless sudo; sshd refuses root), the real Kubernetes
+// v1.20.2 binaries. hardway logs in as debian and raises every command with one `sudo -n sh -c`:
+// `up --dry-run` shows the commands so; `up` builds the whole cluster (nodes Ready, smoke green,
+// names in pods), leaving no staged upload behind and root's files root's; a second `up` changes
+// nothing; doctor is clean; a break scenario is found and fixed; `etcd snapshot save` works; a
+// sudoers entry that wants a password stops that machine at once with the line to add; `reset --yes`
+// and `up` again build the cluster again.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { WEB_IMAGE } from '../../src/images/names.ts';
+import { SCENARIOS, scenarioFix } from '../../src/lab/break/scenarios.ts';
+import { machinePaths } from '../../src/lab/machine.ts';
+import { defaultLabPaths, machineDir } from '../../src/lab/names.ts';
+import type { Finding } from '../../src/doctor/types.ts';
+import { useLab, type Lab } from './helpers/lab.ts';
+import { eventually, failures, jumpboxKubectl, prepareClusterProject, runJson, type RunSummary } from './helpers/cluster.ts';
+
+const NAME = 'e2e-sudo';
+const USER = 'debian';
+
+/**
+ * The one lab of this suite, its project ready for `up` (binaries and offline images): kept in one
+ * function so the suite can move onto a lab shared with other suites.
+ */
+function sudoLab(): () => Lab {
+  const lab = useLab({ name: NAME, subnet: '10.240.160.0/24', servers: 1, workers: 2, loginUser: USER });
+  beforeAll(async () => {
+    await prepareClusterProject(lab());
+  });
+  return lab;
+}
+
+const lab = sudoLab();
+const UP = ['up', '--keep-going', '--ready-timeout', '180'];
+const READY = ['node-0 True', 'node-1 True'];
+/** Where uploads land: no staging directory (or temp file) may be left in them. */
+const INSTALL_DIRS = '/etc /usr/local/bin /var/lib/kubernetes /var/lib/kubelet /var/lib/kube-proxy /opt/cni';
+
+/** Expects a run in which nothing failed or was skipped. */
+function expectNoFailures(s: RunSummary): void {
+  expect(failures(s), JSON.stringify(failures(s), null, 1)).toEqual({});
+  expect(s.results.filter((r) => r.status === 'skipped')).toEqual([]);
+}
+
+async function nodes(l: Lab): Promise<string[]> {
+  const out = await jumpboxKubectl(l, ['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
+  return out.trim().split('\n').sort();
+}
+
+async function doctor(l: Lab): Promise<{ code: number; ok: boolean; findings: Finding[] }> {
+  const r = await l.hardway(['doctor', '--json']);
+  try {
+    return { code: r.code, ...(JSON.parse(r.stdout) as { ok: boolean; findings: Finding[] }) };
+  } catch {
+    throw new Error(`hardway doctor --json printed no JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+  }
+}
+
+/** The run log written last (logs/ of the project). */
+function lastLog(l: Lab): string {
+  const logs = readdirSync(join(l.dir, 'logs')).sort();
+  return readFileSync(join(l.dir, 'logs', logs.at(-1)!), 'utf8');
+}
+
+describe(`hardway on machines that let in ${USER} with passwordless sudo, not root`, () => {
+  it(`the lab lets ${USER} in with sudo and refuses root; inventory shows the login and how commands are raised`, async () => {
+    const l = lab();
+    expect(readFileSync(join(l.dir, 'cluster.yaml'), 'utf8')).toMatch(new RegExp(`^ {2}user: ${USER}$`, 'm'));
+    expect((await l.run('node-0', 'id -u')).trim()).toBe('0');
+    const root = await l.hardway(['lab', 'ssh', 'node-0', '--name', NAME, '--', 'true']);
+    expect(root.code).toBe(0);
+    // Root's own login is refused by sshd, with the lab's key.
+    const { execFileSync } = await import('node:child_process');
+    expect(() => execFileSync('ssh', ['-F', l.sshConfig, '-o', 'BatchMode=yes', '-o', 'User=root', 'node-0', 'true'], { stdio: 'pipe' })).toThrow(/Permission denied/);
+    const inv = await l.hardway(['inventory']);
+    expect(inv.stdout).toMatch(new RegExp(`^login {11}${USER} over SSH, every command raised with sudo -n`, 'm'));
+  });
+
+  it('up --dry-run on the fresh machines shows each command as it would run: through sudo -n', async () => {
+    const l = lab();
+    for (const c of ['certs', 'kubeconfigs', 'encryption-config']) {
+      const r = await l.hardway([c]);
+      expect(r.code, `${c}: ${r.stderr}`).toBe(0);
+    }
+    const r = await l.hardway(['up', '--dry-run', '--api-timeout', '1', '--ready-timeout', '0']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^node-0: {3}run: sudo -n sh -c '/m);
+    expect(r.stdout).toContain('server:   put /var/lib/kubernetes/ca.key 0600 root:root (secret) (missing)');
+  });
+
+  it('up builds the whole cluster (nodes Ready); the run log shows sudo; files are root\'s with their modes; no staged upload is left', async () => {
+    const l = lab();
+    const up = await runJson(l, UP);
+    expect(up.code, up.stderr).toBe(0);
+    expectNoFailures(up.json);
+    expect(await nodes(l)).toEqual(READY);
+    expect(lastLog(l)).toMatch(/\$ sudo -n sh -c '/);
+    expect((await l.run('server', 'stat -c "%a %U:%G" /var/lib/kubernetes/ca.key /usr/local/bin/etcd')).trim().split('\n')).toEqual(['600 root:root', '755 root:root']);
+    for (const m of l.machines) {
+      expect(await l.run(m.hostname, `find ${INSTALL_DIRS} -xdev -name '.*.hardway-tmp-*' 2>/dev/null || true`), m.hostname).toBe('');
+    }
+  });
+
+  it('a second up changes nothing', async () => {
+    const started = Date.now();
+    const again = await runJson(lab(), UP);
+    // The issue's budget: at most 10% over the same no-op as root (cluster.test.ts's lab, bench:up).
+    console.log(`no-op up through sudo on the 1+2 lab: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    expect(again.code, again.stderr).toBe(0);
+    expectNoFailures(again.json);
+    expect(again.json.changed).toBe(0);
+  });
+
+  it('smoke passes, names resolving in pods on both workers', async () => {
+    const r = await lab().hardway(['smoke', '--web-image', WEB_IMAGE]);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/names resolve in pods on node-0 and node-1 \(kubernetes\.default -> 10\.32\.0\.1, hardway-smoke -> 10\.32\.0\.\d+\)/);
+  });
+
+  it('doctor is clean', async () => {
+    const d = await eventually(async () => {
+      const r = await doctor(lab());
+      expect(r.findings).toEqual([]);
+      return r;
+    }, 60);
+    expect(d).toMatchObject({ code: 0, ok: true });
+  });
+
+  it('routes-missing on node-1: lab break makes it through sudo, doctor names it first, its fix heals it', async () => {
+    const l = lab();
+    const s = SCENARIOS.find((x) => x.name === 'routes-missing')!;
+    const broke = await l.hardway(['lab', 'break', s.name, '--node', 'node-1', '--yes']);
+    expect(broke.code, broke.stderr).toBe(0);
+    const sick = await doctor(l);
+    expect(sick.code).toBe(1);
+    const fix = scenarioFix(s, 'node-1', NAME);
+    expect(sick.findings[0], JSON.stringify(sick.findings, null, 1)).toMatchObject({ machine: 'node-1', check: s.doctor.check, fix });
+    const healed = await l.hardway(fix.replace(/^hardway /, '').split(' '));
+    expect(healed.code, healed.stderr).toBe(0);
+    const after = await eventually(async () => {
+      const d = await doctor(l);
+      expect(d.findings).toEqual([]);
+      return d;
+    }, 60);
+    expect(after.code).toBe(0);
+  });
+
+  it('etcd snapshot save works', async () => {
+    const l = lab();
+    const r = await l.hardway(['etcd', 'snapshot', 'save']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Saved backups\/etcd-snapshot-\S+\.db \(mode 0600\) from server/);
+  });
+
+  it(`a sudoers entry that wants a password stops that machine at once (exit 1) naming machine, user and the line to add`, async () => {
+    const l = lab();
+    // Changed and put back from the host, through the machine's root (sudo cannot put back what needs a password).
+    const file = join(machinePaths(machineDir(defaultLabPaths(process.env), NAME, 'node-0')).root, 'etc/sudoers.d/90-cloud-init-users');
+    const kept = readFileSync(file, 'utf8');
+    expect(kept).toContain(`${USER} ALL=(ALL) NOPASSWD:ALL`);
+    writeFileSync(file, kept.replace('NOPASSWD:', ''));
+    try {
+      const started = Date.now();
+      const r = await runJson(l, ['up', '--dry-run']);
+      expect(r.code, r.stderr).toBe(1);
+      // Only node-0, named with the user and the line to add; the others go on.
+      const failed = failures(r.json);
+      expect(Object.keys(failed)).toEqual(['pin-hosts@node-0']);
+      const error = failed['pin-hosts@node-0']!;
+      expect(error).toContain(`${USER} cannot run commands as root with sudo -n: sudo asks for a password (sudo said: sudo: a password is required); nothing was done on this machine`);
+      expect(error).toContain(`hint: on node-0, as root: echo '${USER} ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/${USER} && chmod 0440 /etc/sudoers.d/${USER}`);
+      expect(error).not.toContain('REDACTED');
+      // Never a wait for a password.
+      expect(Date.now() - started).toBeLessThan(60_000);
+    } finally {
+      writeFileSync(file, kept);
+    }
+    const ok = await runJson(l, UP);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.json.changed).toBe(0);
+  });
+
+  it('reset --yes removes the cluster, and up builds it again', async () => {
+    const l = lab();
+    const reset = await l.hardway(['reset', '--yes']);
+    expect(reset.code, `${reset.stdout}\n${reset.stderr}`).toBe(0);
+    expect(await l.run('node-0', 'test -e /usr/local/bin/kubelet && echo present || echo gone')).toBe('gone\n');
+    const up = await runJson(l, UP);
+    expect(up.code, up.stderr).toBe(0);
+    expectNoFailures(up.json);
+    await eventually(async () => expect(await nodes(l)).toEqual(READY), 120);
+  });
+});
