@@ -242,7 +242,7 @@ export class Machines {
 
   /** Runs a command on a machine; throws with its stderr on a non-zero exit. */
   run(m: string, command: string): Promise<string> {
-    const args = ['-F', this.l.sshConfig, '-o', 'BatchMode=yes', '-o', 'ControlMaster=auto', '-o', `ControlPath=${this.control}/%h`, '-o', 'ControlPersist=120', m, command];
+    const args = ['-F', this.l.sshConfig, '-o', 'BatchMode=yes', '-o', 'ControlMaster=auto', '-o', `ControlPath=${this.control}/%h`, '-o', 'ControlPersist=120', m, this.l.asRoot(command)];
     return new Promise((resolve, reject) => {
       execFile('ssh', args, { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
         if (err) reject(new Error(`${m}: command failed (${err.code}): ${command.slice(0, 200)}\n${stderr}`));

@@ -82,6 +82,10 @@ export interface Lab {
   sshConfig: string;
   knownHosts: string;
   identityFile: string;
+  /** The user hardway and the helpers log in as when not root (`lab up --login-user`). */
+  loginUser?: string;
+  /** `command` as the login runs it as root: itself, or through `sudo -n sh -c` for a login user. */
+  asRoot(command: string): string;
   ssh(machine: string, command: string): Promise<RunResult>;
   run(machine: string, command: string): Promise<string>;
   hardway(args: string[], opts?: { env?: NodeJS.ProcessEnv }): Promise<RunResult>;
@@ -155,6 +159,8 @@ export function labAt(name: string, dir: string, loginUser?: string): Lab {
     sshConfig,
     knownHosts: join(dir, 'known_hosts'),
     identityFile: join(dir, 'id_ed25519'),
+    ...(loginUser ? { loginUser } : {}),
+    asRoot,
     ssh,
     async run(machine, command) {
       const r = await ssh(machine, command);

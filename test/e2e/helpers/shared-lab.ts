@@ -1,6 +1,8 @@
 /**
  * The shared cluster of an end-to-end run: one 1-server lab (workers node-0 and node-1 in
- * machines.txt, node-2 booted but left out as a spare, and the registry machine) that the cluster
+ * machines.txt, node-2 booted but left out as a spare, and the registry machine), made as cloud
+ * images come (`--login-user debian`: hardway logs in as debian and raises every command with
+ * sudo; root's SSH is refused), that the cluster
  * suites take turns on instead of each booting its own. The first suite that asks boots it and
  * prepares its project (`download --source debian`, `build-images`); the next ones find it up and
  * use it as the one before left it; the e2e project's global teardown (helpers/global-setup.ts)
@@ -34,6 +36,8 @@ declare module 'vitest' {
 }
 
 const NAME = process.env.HARDWAY_E2E_SHARED_NAME ?? 'e2e-shared';
+/** Machines as cloud images come: hardway logs in as this user and raises every command with sudo (issue 33). */
+const LOGIN = process.env.HARDWAY_E2E_SHARED_LOGIN ?? 'debian';
 const SUBNET = process.env.HARDWAY_E2E_SHARED_SUBNET ?? '10.240.50.0/24';
 
 /**
@@ -46,6 +50,7 @@ export const SHARED_LAB = {
   subnet: SUBNET,
   dir: join(tmpdir(), `hardway-${NAME}`),
   spare: 'node-2',
+  loginUser: LOGIN,
   unused: SUBNET.replace(/\.0\/24$/, '.250'),
 } as const;
 
@@ -69,7 +74,7 @@ function readState(): SharedState | undefined {
 
 /** Boots the shared lab and prepares its project; node-2 is left out of machines.txt. */
 async function boot(runId: string): Promise<void> {
-  const l = await startLab({ name: SHARED_LAB.name, subnet: SHARED_LAB.subnet, servers: 1, workers: 3, registry: true, dir: SHARED_LAB.dir });
+  const l = await startLab({ name: SHARED_LAB.name, subnet: SHARED_LAB.subnet, servers: 1, workers: 3, registry: true, dir: SHARED_LAB.dir, loginUser: SHARED_LAB.loginUser });
   const all = readFileSync(join(l.dir, 'machines.txt'), 'utf8');
   writeFileSync(WITH_SPARE, all);
   writeFileSync(join(l.dir, 'machines.txt'), all.split('\n').filter((line) => !new RegExp(`\\s${SHARED_LAB.spare}(\\s|$)`).test(line)).join('\n'));
@@ -83,7 +88,7 @@ export function useSharedCluster(o: { fresh?: boolean } = {}): () => Lab {
   beforeAll(async () => {
     const runId = inject('e2eRunId');
     if (readState()?.runId !== runId) await boot(runId);
-    const l = labAt(SHARED_LAB.name, SHARED_LAB.dir);
+    const l = labAt(SHARED_LAB.name, SHARED_LAB.dir, SHARED_LAB.loginUser);
     // A suite that finds the lab as another left it must not take it down: the run's teardown does.
     l.down = async () => undefined;
     if (o.fresh && readState()!.used) {
