@@ -3,37 +3,14 @@
 // --force); never the CA by --renew; a rotation never overwrites the CA an earlier one retired.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { pemBlocks } from '../../src/certs/pem.ts';
 import { rotationStage } from '../../src/certs/ca-rotation.ts';
-import { renewCa } from '../../src/commands/certs-ca.ts';
-import type { CliContext } from '../../src/cli/command.ts';
-import { formatError, isExpectedError } from '../../src/errors.ts';
-import { loadInventory } from '../../src/inventory.ts';
-import { certifiedProject, hardway, named, opensslVerifies, snapshot } from './certs.helpers.ts';
+import { certifiedProject, hardway, renewCaStage, named, opensslVerifies, snapshot } from './certs.helpers.ts';
 
 const freshProject = () => certifiedProject({ kubeconfigs: true });
 
-/** One `--renew-ca` stage with the machines' answer given: resolves exit code and output, as the CLI would print them. */
-async function stage(p: { dir: string; machines: string }, behind: string[], force = false) {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (c) => (stdout += c));
-  err.on('data', (c) => (stderr += c));
-  const ctx: CliContext = { values: {}, positionals: [], stdout: out, stderr: err, cwd: p.dir, env: {} };
-  let code: number;
-  try {
-    code = await renewCa(loadInventory(p.machines), ctx, force, async () => behind);
-  } catch (e) {
-    if (!isExpectedError(e)) throw e;
-    stderr += formatError(e);
-    code = e.exitCode;
-  }
-  return { code, stdout, stderr };
-}
+const stage = (p: { dir: string; machines: string }, behind: string[], force = false) => renewCaStage(p, behind, force);
 
 const read = (p: { dir: string }, f: string) => readFileSync(join(p.dir, f), 'utf8');
 const changed = (a: ReturnType<typeof snapshot>, b: ReturnType<typeof snapshot>) =>

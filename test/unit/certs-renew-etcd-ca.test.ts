@@ -4,15 +4,10 @@
 // next stage), converged (certs reissues nothing), and the cluster CA never touched.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { pemBlocks } from '../../src/certs/pem.ts';
 import { rotationStage } from '../../src/certs/ca-rotation.ts';
-import { renewCa } from '../../src/commands/certs-ca.ts';
-import type { CliContext } from '../../src/cli/command.ts';
-import { formatError, isExpectedError } from '../../src/errors.ts';
-import { loadInventory } from '../../src/inventory.ts';
-import { certifiedProject, hardway, named, opensslVerifies, snapshot } from './certs.helpers.ts';
+import { certifiedProject, hardway, renewCaStage, named, opensslVerifies, snapshot } from './certs.helpers.ts';
 
 const HA = [
   '10.240.0.10 server-0.kubernetes.local server-0',
@@ -27,25 +22,7 @@ const ETCD_LEAVES = [...SERVERS.map((s) => `${s}/etcd-server`), 'etcd-client'].s
 
 const haProject = () => certifiedProject({ machines: HA, kubeconfigs: true });
 
-/** One `--renew-ca etcd-ca` stage with the machines' answer given: exit code and output as the CLI prints them. */
-async function stage(p: { dir: string; machines: string }, behind: string[] = []) {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (c) => (stdout += c));
-  err.on('data', (c) => (stderr += c));
-  const ctx: CliContext = { values: {}, positionals: [], stdout: out, stderr: err, cwd: p.dir, env: {} };
-  let code: number;
-  try {
-    code = await renewCa(loadInventory(p.machines), ctx, false, async () => behind, 'etcd-ca');
-  } catch (e) {
-    if (!isExpectedError(e)) throw e;
-    stderr += formatError(e);
-    code = e.exitCode;
-  }
-  return { code, stdout, stderr };
-}
+const stage = (p: { dir: string; machines: string }, behind: string[] = []) => renewCaStage(p, behind, false, 'etcd-ca');
 
 const read = (p: { dir: string }, f: string) => readFileSync(join(p.dir, f), 'utf8');
 const at = (p: { dir: string }, f: string) => join(p.dir, f);

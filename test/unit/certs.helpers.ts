@@ -5,11 +5,15 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { caIdentities, identitiesFor, profileOf } from '../../src/certs/identities.ts';
+import { caIdentities, identitiesFor, profileOf, type CaName } from '../../src/certs/identities.ts';
 import { issueCertificate } from '../../src/certs/issue.ts';
 import { keyFromPem } from '../../src/certs/keys.ts';
 import { loadInventory } from '../../src/inventory.ts';
+import { PassThrough } from 'node:stream';
 import { expect } from 'vitest';
+import type { CliContext } from '../../src/cli/command.ts';
+import { renewCa } from '../../src/commands/certs-ca.ts';
+import { formatError, isExpectedError } from '../../src/errors.ts';
 import { runCli, type CliRun } from '../helpers/cli.ts';
 
 /** The example cluster of the tutorial: one server, two workers. */
@@ -113,4 +117,24 @@ export function issuedAt(dir: string, name: string, at: Date): void {
   const issuer = caIdentities().find((c) => c.name === id.issuer)!;
   const signer = { certificatePem: read(issuer.files.crt), privateKey: keyFromPem(read(issuer.files.key)).privateKey };
   writeFileSync(join(dir, id.files.crt), issueCertificate(profileOf(id), keyFromPem(read(id.files.key)).publicKey, signer, ctx));
+}
+
+/** One `certs --renew-ca [CA]` stage with the machines' answer given (`behind`): exit code and output as the CLI prints them. */
+export async function renewCaStage(p: { dir: string; machines: string }, behind: string[] = [], force = false, ca?: CaName): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = '';
+  let stderr = '';
+  out.on('data', (c) => (stdout += c));
+  err.on('data', (c) => (stderr += c));
+  const ctx: CliContext = { values: {}, positionals: [], stdout: out, stderr: err, cwd: p.dir, env: {} };
+  let code: number;
+  try {
+    code = await renewCa(loadInventory(p.machines), ctx, force, async () => behind, ...(ca ? [ca] : []));
+  } catch (e) {
+    if (!isExpectedError(e)) throw e;
+    stderr += formatError(e);
+    code = e.exitCode;
+  }
+  return { code, stdout, stderr };
 }

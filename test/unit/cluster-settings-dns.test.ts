@@ -12,17 +12,11 @@ import { InputError } from '../../src/errors.ts';
 import { COREDNS_IMAGE } from '../../src/images/names.ts';
 import { parseInventory } from '../../src/inventory.ts';
 import { runCli } from '../helpers/cli.ts';
+import { refusedSettings } from '../helpers/cluster-yaml.ts';
 
 const MACHINES = '10.240.0.10 server.kubernetes.local server\n10.240.0.20 node-0.kubernetes.local node-0 10.200.0.0/24\n';
 const inventoryWith = (yaml: string) => parseInventory(MACHINES, parseClusterSettings(yaml, 'cluster.yaml'), { file: '/p/machines.txt', dir: '/p', clusterFile: '/p/cluster.yaml' });
-const refused = (yaml: string): InputError => {
-  try {
-    parseClusterSettings(yaml, 'cluster.yaml');
-  } catch (e) {
-    return e as InputError;
-  }
-  throw new Error(`accepted:\n${yaml}`);
-};
+const refused = refusedSettings;
 
 describe('cluster.yaml: dns', () => {
   it('is on by default, at the 10th address of the service CIDR', () => {

@@ -4,16 +4,9 @@
 // name no check has (with the closest names).
 import { describe, expect, it } from 'vitest';
 import { defaultSettings, parseClusterSettings, parseDuration } from '../../src/cluster-settings.ts';
-import { InputError } from '../../src/errors.ts';
+import { refusedSettings } from '../helpers/cluster-yaml.ts';
 
-const refused = (yaml: string): InputError => {
-  try {
-    parseClusterSettings(yaml, 'cluster.yaml');
-  } catch (e) {
-    return e as InputError;
-  }
-  throw new Error(`accepted:\n${yaml}`);
-};
+const refused = refusedSettings;
 
 describe('cluster.yaml: etcd.snapshots', () => {
   it('is off by default; every and keep (5 unless given)', () => {

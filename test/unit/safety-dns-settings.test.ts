@@ -13,19 +13,12 @@ import { InputError } from '../../src/errors.ts';
 import { imageRefProblem } from '../../src/image-ref.ts';
 import { caddyDeb, corednsSourceArchive, type InputOptions } from '../../src/images/coredns-inputs.ts';
 import { runCli } from '../helpers/cli.ts';
+import { refusedSettings } from '../helpers/cluster-yaml.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'hardway-dns-settings-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** The InputError parseClusterSettings throws for `yaml`. */
-function refused(yaml: string): InputError {
-  try {
-    parseClusterSettings(yaml, 'cluster.yaml');
-  } catch (e) {
-    return e as InputError;
-  }
-  throw new Error(`accepted:\n${yaml}`);
-}
+const refused = refusedSettings;
 
 describe('dns.image as containerd reads it (issue 34, item 10)', () => {
   it.each([
