@@ -11,6 +11,8 @@ import { median, timedRun } from './timed-up.ts';
 export interface Cli {
   name: string;
   entry: string;
+  /** Another project directory for the same lab (the same machines reached as another user). */
+  dir?: string;
 }
 
 /** The CLI of this checkout. */
@@ -51,7 +53,7 @@ export async function measureNoops(lab: string, dir: string, args: string[], cli
   for (let i = 0; i < runs; i++) {
     for (const c of raw) {
       const before = labCpuSeconds(lab);
-      const r = await timedRun(dir, args, undefined, c.cli.entry);
+      const r = await timedRun(c.cli.dir ?? dir, args, undefined, c.cli.entry);
       const after = labCpuSeconds(lab);
       const cpu = new Map([...after].map(([u, v]) => [u, v - (before.get(u) ?? v)]));
       c.runs.push({ wall: r.run.seconds, hardwayCpu: r.cpu, cpu, changed: r.summary.changed, problems: r.problems.filter((p) => !expected(p)) });
@@ -110,4 +112,16 @@ export function noopReport(lab: string, costs: NoopCost[], base: NoopBaseline, w
     ok &&= changed === 0 && problems.length === 0;
   }
   return ok;
+}
+
+/** Sudo beside root on the same lab: each median as a ratio to root's; the issue's bound is 1.10 for the wall time. Returns whether it holds. */
+export function sudoReport(sudo: NoopCost, root: NoopCost): boolean {
+  const wall = (c: NoopCost) => med(c.runs.map((r) => r.wall));
+  const cpu = (c: NoopCost) => med(c.runs.map((r) => r.hardwayCpu));
+  const machines = (c: NoopCost) => med(c.runs.map((r) => [...r.machineCpu.values()].reduce((a, b) => a + b, 0)));
+  const ratio = (f: (c: NoopCost) => number) => f(sudo) / Math.max(1e-9, f(root));
+  const met = ratio(wall) <= 1.1;
+  console.log(`  through sudo / as root, same lab, same runs in turn: wall ${ratio(wall).toFixed(2)}x (${secs(wall(sudo))} / ${secs(wall(root))}), ` +
+    `hardway CPU ${ratio(cpu).toFixed(2)}x, every machine's CPU ${ratio(machines).toFixed(2)}x; target wall <= 1.10x: ${met ? 'met' : 'MISSED'}`);
+  return met;
 }

@@ -3,7 +3,8 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { labUnits } from './machine-stats.ts';
-import { measureNoops, noopReport, type Cli, type NoopBaseline } from './noop-cost.ts';
+import { measureNoops, noopReport, sudoReport, type Cli, type NoopBaseline } from './noop-cost.ts';
+import { rootTwin } from './root-twin.ts';
 import { freshLab, labDir, labDown, prepareProject, setDns } from './project.ts';
 import { secs } from './run.ts';
 import { timedRun } from './timed-up.ts';
@@ -27,6 +28,8 @@ export interface NoopLab {
   subnet: string;
   workers: number;
   standIns: boolean;
+  /** Made with --login-user: the no-op through sudo and as root (the same lab, root let in) take turns. */
+  loginUser?: string;
 }
 
 /** Measures lab `s` (registered in `started` while it runs, for the caller's teardown); returns whether the targets were met. */
@@ -35,7 +38,7 @@ export async function measureNoopOnly(s: NoopLab, runs: number, clis: Cli[], sta
   const up = ['up', '--keep-going', '--json', ...(s.standIns ? ['--ready-timeout', '0'] : [])];
   const dir = labDir(s.name);
   started.set(s.name, dir);
-  await freshLab(s.name, s.subnet, s.workers, dir);
+  await freshLab(s.name, s.subnet, s.workers, dir, s.loginUser);
   await prepareProject(dir);
   // downloads/ holds hard links into the user cache: unlink first, or the copy writes through them.
   if (s.standIns) for (const f of STOOD_IN) { rmSync(join(dir, 'downloads', f), { force: true }); copyFileSync(STAND_IN, join(dir, 'downloads', f)); }
@@ -51,11 +54,18 @@ export async function measureNoopOnly(s: NoopLab, runs: number, clis: Cli[], sta
   const problems = full.problems.filter((p) => !expected(p));
   if (problems.length) throw new Error(`full up on ${s.name} incomplete: ${problems.slice(0, 3).join('; ')}`);
   log(`full up ${secs(full.run.seconds)}`);
+  // With a login user: this checkout through sudo, then as root on the same machines.
+  const twin = s.loginUser ? await rootTwin(dir, s.loginUser) : undefined;
+  const measured = twin ? [{ ...clis[0]!, name: `${s.loginUser} through sudo` }, { ...clis[0]!, name: 'root', dir: twin }] : clis;
   // Each CLI once before the timed runs: another version's first run may rewrite what it keeps on the machines.
-  for (const c of clis) await timedRun(dir, up, undefined, c.entry);
-  const costs = await measureNoops(s.name, dir, up, clis, runs, log, expected);
+  for (const c of measured) await timedRun(c.dir ?? dir, up, undefined, c.entry);
+  const costs = await measureNoops(s.name, dir, up, measured, runs, log, expected);
   const workers = labUnits(s.name).filter((u) => u.startsWith(`${s.name}-node-`));
-  const ok = noopReport(s.name, costs, NOOP_ISSUE[s.size]!, workers);
+  let ok = noopReport(s.name, costs, NOOP_ISSUE[s.size]!, workers);
+  if (twin) {
+    ok = sudoReport(costs[0]!, costs[1]!) && ok;
+    rmSync(twin, { recursive: true, force: true });
+  }
   await labDown(s.name);
   rmSync(dir, { recursive: true, force: true });
   started.delete(s.name);

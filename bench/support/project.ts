@@ -30,11 +30,11 @@ export function labDir(name: string): string {
   return mkdtempSync(join(tmpdir(), `hardway-${name}-`));
 }
 
-/** Takes down a leftover of the same name, then starts a fresh lab with its files in DIR. */
-export async function freshLab(name: string, subnet: string, workers: number, dir: string): Promise<BenchLab> {
+/** Takes down a leftover of the same name, then starts a fresh lab with its files in DIR (made as cloud images come with `loginUser`). */
+export async function freshLab(name: string, subnet: string, workers: number, dir: string, loginUser?: string): Promise<BenchLab> {
   await labDown(name);
   const up = mustSucceed(await hardway(['lab', 'up', '--name', name, '--subnet', subnet, '--servers', '1',
-    '--workers', String(workers), '--dir', dir]), `hardway lab up --name ${name}`);
+    '--workers', String(workers), '--dir', dir, ...(loginUser ? ['--login-user', loginUser] : [])]), `hardway lab up --name ${name}`);
   const hosts = loadInventory(join(dir, 'machines.txt')).machines.map((m) => m.hostname);
   return { name, dir, sshConfig: join(dir, 'ssh_config'), hosts, labUpSeconds: up.seconds };
 }
