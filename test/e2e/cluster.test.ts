@@ -1,5 +1,5 @@
 // The whole cluster on the shared 1-server 2-worker lab (test/e2e/helpers/shared-lab.ts; given
-// machines hardway never ran on, reset by hardway if a suite before used them), with the real Kubernetes v1.20.2 server binaries
+// machines as before hardway's first up: day-two's reset, which proved it, or a reset here), with the real Kubernetes v1.20.2 server binaries
 // (built from Debian's source package by `hardway download --source debian`), Debian's etcd,
 // containerd, runc, CNI plugins and kubectl, and the offline images of `hardway build-images`:
 // `hardway up --dry-run` on the fresh machines changes nothing; `hardway up` makes both nodes Ready;

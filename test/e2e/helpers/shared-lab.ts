@@ -19,6 +19,7 @@
  *   SHARED_LAB                 its name, subnet and spare worker
  *   machinesWithSpare(lab)     machines.txt's text with the spare worker's line (for day-two's node-2)
  *   sparedMachines(lab)        the machines of that text: the Lab's machines and the spare
+ *   markFresh()                the machines are as before the first up again (proved by the caller)
  *   downShared()               takes the shared lab down (global setup and teardown)
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -102,6 +103,16 @@ export function useSharedCluster(o: { fresh?: boolean } = {}): () => Lab {
     if (!lab) throw new Error(`the shared lab "${SHARED_LAB.name}" is not up (its beforeAll failed; see the error there)`);
     return lab;
   };
+}
+
+/**
+ * Says the shared lab's machines are as before hardway's first up again (a suite that just proved it,
+ * day-two after its reset): the next suite that asks for fresh machines takes them as they are,
+ * without another reset.
+ */
+export function markFresh(): void {
+  const state = readState();
+  if (state) writeFileSync(STATE, JSON.stringify({ ...state, used: false } satisfies SharedState));
 }
 
 /** machines.txt's text with the spare worker's line. */
