@@ -157,7 +157,8 @@ describe('day two on a 1-server 3-worker lab: add a worker, remove-node, reset',
     // Each command as it would run: through the login user's sudo (`sudo -n sh -c '...'`) on the shared lab.
     const run = `node-0:   run: ${l.loginUser ? "sudo -n sh -c '" : ''}`;
     expect(r.stdout).toContain(`${run}systemctl disable --now hardway-pod-routes kube-proxy kubelet${l.loginUser ? "'" : ''} (`);
-    const rm = r.stdout.split('\n').find((line) => line.startsWith(`${run}rm -f -- `));
+    // The last path stands before sudo's closing quote: read the line without it.
+    const rm = r.stdout.split('\n').find((line) => line.startsWith(`${run}rm -f -- `))?.replace(/' \(/, ' (');
     for (const file of ['/usr/local/bin/kubelet', '/var/lib/kubelet/kubelet.key', '/etc/systemd/system/kubelet.service', '/etc/cni/net.d/10-bridge.conf']) expect(rm).toContain(` ${file} `);
     expect(r.stdout).toContain('kept /var/lib/etcd (etcd\'s data: the whole cluster state); "--delete-data etcd" removes it');
     expect(await invocationIds(l, 'node-0', CLUSTER_SERVICES)).toEqual(ids);
