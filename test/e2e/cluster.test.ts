@@ -17,7 +17,7 @@ import { useSharedCluster } from './helpers/shared-lab.ts';
 import { HOSTS_MARKERS } from '../../src/layout.ts';
 import { WEB_IMAGE } from '../../src/images/names.ts';
 import {
-  eventually, failures, filesChangedSince, invocationIds, jumpboxKubectl, kubeletStarted, markTime, newLog, podNetns,
+  eventually, failures, filesChangedSince, invocationIds, jumpboxKubectl, kubeletStarted, markTime, newLog, podNetns, unwrapSudo,
   remoteSha256, runJson, runtimeState, serviceStates, statuses, type RunSummary,
 } from './helpers/cluster.ts';
 
@@ -352,7 +352,8 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
       const log = newLog(l, logs);
       const uploads = [...log.matchAll(/^\S+ (\S+): upload (\S+) /gm)].map((m) => `${m[1]} ${m[2]}`);
       expect(uploads).toEqual(['node-1 /etc/cni/net.d/10-bridge.conf', 'node-1 /var/lib/kubelet/kubelet-config.yaml']);
-      const commands = [...log.matchAll(/^\S+ (\S+): \$ (.*)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+      // As root runs them: the shared lab's login user sends each through sudo.
+      const commands = [...log.matchAll(/^\S+ (\S+): \$ (.*)$/gm)].map((m) => `${m[1]} ${unwrapSudo(m[2]!)}`);
       expect(commands).toHaveLength(4);
       expect(commands[0]).toBe(`node-1 ip addr del ${oldGateway} dev cni0`);
       expect(commands[1]).toMatch(/^node-1 PATH=\$PATH:\/usr\/local\/bin; for s in \$\(ctr -n k8s\.io containers ls -q .* tasks kill -s SIGKILL /);

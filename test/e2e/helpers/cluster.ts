@@ -22,6 +22,9 @@
  *   markTime / filesChangedSince files written on a machine after a mark (OS noise left out);
  *   runtimeState(lab, m)         routes, links, sysctl, swap, cluster services, netns: state without files.
  *   eventually(fn, seconds)      retries fn until it stops throwing (after a reboot).
+ *   unwrapSudo(command)          a command of the run log or a dry run as run by root: without the
+ *                                `sudo -n sh -c '...'` a login user's commands go through.
+ *   RUN_PREFIX(lab)              what a dry run's `run:` line starts with on the lab (sudo's wrapper or nothing).
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -176,4 +179,15 @@ export async function eventually<T>(fn: () => Promise<T>, seconds = 30): Promise
       await new Promise((r) => setTimeout(r, 500));
     }
   }
+}
+
+/** A command as the run log or a dry run shows it, without a login user's `sudo -n sh -c '...'` (the first line of a longer one too). */
+export function unwrapSudo(command: string): string {
+  const m = /^sudo -n sh -c '(.*?)('?)$/s.exec(command);
+  return m ? m[1]!.replace(/'\\''/g, "'") : command;
+}
+
+/** What a dry run's `run: ` command starts with on this lab: sudo's wrapper for a login user, else nothing. */
+export function RUN_PREFIX(lab: Lab): string {
+  return lab.loginUser ? "sudo -n sh -c '" : '';
 }
