@@ -1,14 +1,14 @@
 /**
- * The e2e project's global setup: gives this run its id (a shared lab of another run is never
- * reused), takes down a shared lab a killed run left, says whether the one-time builds are cached
- * (the budget check allows for them), and takes the shared lab down when the run ends, whatever
- * happened.
+ * The e2e project's global setup: gives this run its id (`PID-TIME`: a shared lab of another run is
+ * never reused), takes down a shared lab a killed run left (and refuses to start beside a live run
+ * that uses it), says whether the one-time builds are cached (the budget check allows for them),
+ * and takes the shared lab down when the run ends, whatever happened, if this run made it.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { downShared } from './shared-lab.ts';
+import { claimShared, releaseShared } from './shared-lab.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -29,8 +29,9 @@ export function coldCaches(env: NodeJS.ProcessEnv = process.env): string[] {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  project.provide('e2eRunId', `${process.pid}-${Date.now()}`);
+  const runId = `${process.pid}-${Date.now()}`;
+  project.provide('e2eRunId', runId);
   project.provide('coldCaches', coldCaches());
-  await downShared();
-  return downShared;
+  await claimShared(runId);
+  return () => releaseShared(runId);
 }

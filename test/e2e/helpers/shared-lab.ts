@@ -20,7 +20,9 @@
  *   machinesWithSpare(lab)     machines.txt's text with the spare worker's line (for day-two's node-2)
  *   sparedMachines(lab)        the machines of that text: the Lab's machines and the spare
  *   markFresh()                the machines are as before the first up again (proved by the caller)
- *   downShared()               takes the shared lab down (global setup and teardown)
+ *   claimShared(runId)         at a run's start: down a lab a killed run left; refuse one a live run uses
+ *   releaseShared(runId)       at a run's end: down the lab if this run made it
+ *   downShared()               takes the shared lab down
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -123,6 +125,36 @@ export function machinesWithSpare(l: Lab): string {
 /** Every machine of the shared lab, the spare worker included. */
 export function sparedMachines(l: Lab): LabMachineInfo[] {
   return readMachines(join(l.dir, '.machines-with-spare.txt'));
+}
+
+/** The process of run `runId` (`PID-TIME`) is still alive. */
+function alive(runId: string): boolean {
+  const pid = Number(runId.split('-')[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * At the start of run `runId`: takes down a shared lab that a run which is gone left behind (killed),
+ * and refuses, naming it, a shared lab that another live run is using (it is never taken from under it).
+ */
+export async function claimShared(runId: string): Promise<void> {
+  const owner = readState()?.runId;
+  if (owner && owner !== runId && alive(owner)) {
+    throw new Error(`another test run (pid ${owner.split('-')[0]}) is using the shared lab "${SHARED_LAB.name}": wait for it, ` +
+      'or give this run a lab of its own with HARDWAY_E2E_SHARED_NAME=NAME HARDWAY_E2E_SHARED_SUBNET=10.240.N.0/24');
+  }
+  if (owner || existsSync(SHARED_LAB.dir)) await downShared();
+}
+
+/** At the end of run `runId`: takes the shared lab down if this run made it (idempotent). */
+export async function releaseShared(runId: string): Promise<void> {
+  if (readState()?.runId === runId) await downShared();
 }
 
 /** Takes the shared lab down and removes its directory (idempotent). */
