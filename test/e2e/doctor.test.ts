@@ -330,6 +330,9 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
       expect(flat(verify)).toContain(`the sandbox image ${PAUSE_IMAGE} (sandboxImage in cluster.yaml) is in images/pause.tar but not in containerd on ${w}`);
       expect(flat(verify)).toContain(`run "hardway images --node ${w}"`);
     }
+    // A smoke deployment an earlier suite left on the shared cluster is already rolled out, with pods
+    // made while the image was there: smoke's pods must be new ones, which need the sandbox image.
+    await jumpboxKubectl(l, ['delete', 'deployment', 'hardway-smoke', '--ignore-not-found', '--wait=true', '--timeout=120s']);
     const smoke = await l.hardway(['smoke', '--web-image', WEB_IMAGE]);
     expect(smoke.code).toBe(1);
     const said = /deployment hardway-smoke did not roll out \([^)]*\): - hardway-smoke-\S+: FailedCreatePodSandBox: .*/.exec(flat(smoke));
