@@ -335,7 +335,8 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
     await jumpboxKubectl(l, ['delete', 'deployment', 'hardway-smoke', '--ignore-not-found', '--wait=true', '--timeout=120s']);
     const smoke = await l.hardway(['smoke', '--web-image', WEB_IMAGE]);
     expect(smoke.code).toBe(1);
-    const said = /deployment hardway-smoke did not roll out \([^)]*\): - hardway-smoke-\S+: FailedCreatePodSandBox: .*/.exec(flat(smoke));
+    // The summary puts each line of the error under its machine's name (`server: - ...`).
+    const said = /deployment hardway-smoke did not roll out \([^)]*\): (?:\S+: )?- hardway-smoke-\S+: FailedCreatePodSandBox: .*/.exec(flat(smoke));
     expect(said, flat(smoke)).not.toBeNull();
     console.log(`smoke without the sandbox image: ${said![0].slice(0, 400)}`);
     await hardway(l, ['images']);
