@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lab } from './helpers/lab.ts';
 import { machinesWithSpare, markFresh, sparedMachines, useSharedCluster } from './helpers/shared-lab.ts';
-import { CLUSTER_SERVICES, failures, invocationIds, jumpboxKubectl, RUN_PREFIX, runJson } from './helpers/cluster.ts';
+import { CLUSTER_SERVICES, failures, invocationIds, jumpboxKubectl, runPrefix, runJson } from './helpers/cluster.ts';
 
 const lab = useSharedCluster({ fresh: true });
 const UP = ['up', '--ready-timeout', '180'];
@@ -155,7 +155,7 @@ describe('day two on a 1-server 3-worker lab: add a worker, remove-node, reset',
     const r = await l.hardway(['reset', '--dry-run']);
     expect(r.code, r.stderr).toBe(0);
     // Each command as it would run: through the login user's sudo (`sudo -n sh -c '...'`) on the shared lab.
-    const run = `node-0:   run: ${RUN_PREFIX(l)}`;
+    const run = `node-0:   run: ${runPrefix(l)}`;
     expect(r.stdout).toContain(`${run}systemctl disable --now hardway-pod-routes kube-proxy kubelet${l.loginUser ? "'" : ''} (`);
     // The last path stands before sudo's closing quote: read the line without it.
     const rm = r.stdout.split('\n').find((line) => line.startsWith(`${run}rm -f -- `))?.replace(/' \(/, ' (');

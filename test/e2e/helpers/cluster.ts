@@ -24,7 +24,7 @@
  *   eventually(fn, seconds)      retries fn until it stops throwing (after a reboot).
  *   unwrapSudo(command)          a command of the run log or a dry run as run by root: without the
  *                                `sudo -n sh -c '...'` a login user's commands go through.
- *   RUN_PREFIX(lab)              what a dry run's `run:` line starts with on the lab (sudo's wrapper or nothing).
+ *   runPrefix(lab)              what a dry run's `run:` line starts with on the lab (sudo's wrapper or nothing).
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -188,6 +188,6 @@ export function unwrapSudo(command: string): string {
 }
 
 /** What a dry run's `run: ` command starts with on this lab: sudo's wrapper for a login user, else nothing. */
-export function RUN_PREFIX(lab: Lab): string {
+export function runPrefix(lab: Lab): string {
   return lab.loginUser ? "sudo -n sh -c '" : '';
 }
