@@ -237,7 +237,9 @@ describe('three control-plane machines and two workers with the real Kubernetes 
     expectNoFailures(again.json);
     expect(again.json.changed, JSON.stringify(again.json.results.filter((r) => r.changes > 0))).toBe(0);
     expect((await l.hardway(['certs', 'check'])).code).toBe(0);
-  });
+    // Why: 3 stages, each a rolling restart of etcd and the API server on 3 machines, then a full up:
+    // about 5 min on a quiet 2-core machine; the e2e default of 10 min left no room on a busy one.
+  }, 1_200_000);
 
   it("reset --node node-1: hardway's haproxy config and drop-in go, Debian's haproxy.cfg stays as packaged and haproxy runs on it; a second reset changes nothing", async () => {
     const l = lab();
