@@ -139,11 +139,10 @@ export async function rolloutDoneAnswer(api: HttpsEndpoint, timeoutS: number, de
  */
 export async function etcdHealthAnswer(members: readonly HttpsEndpoint[]): Promise<EtcdHealth> {
   const said = await Promise.all(members.map(async (m): Promise<MemberHealth & { none?: NoAnswer }> => {
-    const started = Date.now();
     try {
       const a = await m.get('/health');
       const health = a.status === 200 ? jsonOf<{ health?: string; reason?: string }>(a) : undefined;
-      if (health?.health === 'true') return { url: m.url, healthy: true, why: `took ${Date.now() - started}ms` };
+      if (health?.health === 'true') return { url: m.url, healthy: true };
       return { url: m.url, healthy: false, why: health?.reason || statusMessage(a) };
     } catch (e) {
       if (!(e instanceof NoAnswer)) throw e;
@@ -152,5 +151,5 @@ export async function etcdHealthAnswer(members: readonly HttpsEndpoint[]): Promi
   }));
   const none = said.find((s) => s.none)?.none;
   if (none && said.every((s) => s.none)) throw none;
-  return { ok: said.every((s) => s.healthy), members: said.map(({ url, healthy, why }) => ({ url, healthy, why })) };
+  return { ok: said.every((s) => s.healthy), members: said.map(({ none: _none, ...member }) => member) };
 }

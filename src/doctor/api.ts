@@ -14,7 +14,7 @@ import { answerDirectly } from '../cluster-api/direct-facts.ts';
 import { collectionPath, kindOf } from '../cluster-api/resources.ts';
 import { createFacts, type Facts } from '../engine/facts.ts';
 import { apiLists, jumpboxKubectlArgs, type JumpboxKubectl, type KubeObject, type ObjectsRead } from '../probes/kubectl.ts';
-import { LocalTransport } from '../transport/local.ts';
+import { jumpboxTransport } from '../transport/connector.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../dns/manifest.ts';
 import { podProblems, type PodObject } from '../steps/support/pods.ts';
 
@@ -34,7 +34,7 @@ export function jumpboxKubectl(inv: Inventory, kubectl: string): JumpboxKubectl 
 /** The jumpbox's facts: the registry's probes of the API asked with kubectl on this machine (no machine of the cluster is asked). */
 export function jumpboxFacts(): Facts {
   // kubectl's own requests stop after 5 s; a kubectl that hangs otherwise is stopped too.
-  return createFacts(new LocalTransport({ machine: 'jumpbox', commandTimeoutMs: 15_000 }));
+  return createFacts(jumpboxTransport(15_000));
 }
 
 /** Why kubectl cannot be asked on the jumpbox, if it cannot: it is not there, or pki/jumpbox.kubeconfig is not. */

@@ -12,11 +12,11 @@ export function etcdHealthCommand(cluster = false): Command {
   return cluster ? etcdctl(sh`endpoint health --cluster`) : etcdctl(sh`endpoint health`);
 }
 
-/** One member as its health was asked: its client URL, healthy or not, and why (etcdctl's words after the colon, or etcd's /health reason). */
+/** One member as its health was asked: its client URL, healthy or not, and why not (etcdctl's words after the colon, etcd's /health reason, or why it did not answer). */
 export interface MemberHealth {
   url: string;
   healthy: boolean;
-  why: string;
+  why?: string;
 }
 
 /**
@@ -37,7 +37,9 @@ export function readEtcdHealth(a: ProbeAnswer): EtcdHealth {
   const lines = a.stdout.trim().split('\n');
   const members = lines.flatMap((l) => {
     const m = MEMBER_LINE.exec(l);
-    return m ? [{ url: m[1]!, healthy: m[2] === 'healthy', why: m[3] ?? '' }] : [];
+    if (!m) return [];
+    // A healthy member's words (how long its proposal took) differ from ask to ask: only why not is kept.
+    return [m[2] === 'healthy' ? { url: m[1]!, healthy: true } : { url: m[1]!, healthy: false, why: m[3] ?? '' }];
   });
   return { ok: a.code === 0, members, ...(a.code === 0 ? {} : { error: lines.pop() ?? '' }) };
 }
