@@ -55,10 +55,14 @@ export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv, direct?:
   const req = apiLists.ask(k);
   const endpoint = direct?.apiServer();
   if (endpoint) {
+    const command = `GET ${endpoint.url} ${DOCTOR_KINDS.map((kind) => collectionPath(kindOf(kind))).join(' ')}`;
     try {
       // A certificate that fails verification is warned (by the ClusterApi's warn), not only said with -v.
       const read = await answerDirectly(req, direct!, inv, 'jumpbox', () => {}, (e) => say(`${e.message}: asking with kubectl instead`));
-      if (read) return evidenceOf(`GET ${endpoint.url} ${DOCTOR_KINDS.map((kind) => collectionPath(kindOf(kind))).join(' ')}`, read);
+      if (read) return evidenceOf(command, read);
+    } catch (e) {
+      // It answered, but not as an API server does (a 200 that is not JSON): evidence, no other route.
+      return { command, error: (e as Error).message, ...NOTHING };
     } finally {
       direct!.close();
     }

@@ -172,6 +172,19 @@ describe('the direct HTTPS client', () => {
     }
   });
 
+  it('doctor: an API server address that answers 200 but not JSON is evidence (its words), not a crash, and kubectl is not asked', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>proxy</html>');
+    };
+    const said: string[] = [];
+    const api = new ClusterApi(inv, { apiAddress: { host: '127.0.0.1', port } });
+    const evidence = await gatherApi(inv, { PATH: '' }, api, (l) => said.push(l));
+    expect(evidence.command).toMatch(/^GET https:\/\/127\.0\.0\.1:\d+ \/api\/v1\/nodes /);
+    expect(evidence.error).toMatch(/answered 200 but not with JSON/);
+    expect(said).toEqual([]);
+  });
+
   it('doctor: a certificate that fails verification is warned too, then kubectl is asked', async () => {
     const warned: string[] = [];
     const tls = { ...apiClientTls(inv), ca: readFileSync(join(inv.dir, 'pki/etcd-ca.crt')) };
