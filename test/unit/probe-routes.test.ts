@@ -108,6 +108,10 @@ describe('each API and etcd probe: one typed answer from kubectl over SSH and fr
     const { o } = await directFacts(createFacts(machine), unreachable, inv, server()).ask({ o: clusterObjects.ask(['clusterrole/r']) });
     expect(o).toEqual({ ok: true, items: [role] });
     unreachable.close();
+    // A wait too: the machine is asked the registry's own request (a copy of it would be refused).
+    const again = new ClusterApi(inv, { apiAddress: { host: '127.0.0.1', port: 1 }, timeouts: FAST });
+    expect(await directFacts(createFacts(machine), again, inv, server()).wait(apiReady.ask(1))).toEqual({ ok: true, said: '' });
+    again.close();
   });
 
   it('etcd-health: each member healthy, from etcdctl and from the members\' /health', async () => {
