@@ -13,7 +13,7 @@ import { DOCTOR_KINDS } from '../cluster-api/answers.ts';
 import { answerDirectly } from '../cluster-api/direct-facts.ts';
 import { collectionPath, kindOf } from '../cluster-api/resources.ts';
 import { createFacts, type Facts } from '../engine/facts.ts';
-import { apiLists, jumpboxKubectlArgs, type JumpboxKubectl, type KubeObject, type ObjectsRead } from '../probes/kubectl.ts';
+import { API_LISTS_VERB, apiLists, jumpboxKubectlArgs, type JumpboxKubectl, type KubeObject, type ObjectsRead } from '../probes/kubectl.ts';
 import { jumpboxTransport } from '../transport/connector.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../dns/manifest.ts';
 import { podProblems, type PodObject } from '../steps/support/pods.ts';
@@ -67,7 +67,7 @@ export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv, direct?:
       direct!.close();
     }
   }
-  const command = `kubectl ${[...jumpboxKubectlArgs(k), ...apiListsVerb].join(' ').replace(inv.dir + '/', '')}`;
+  const command = `kubectl ${[...jumpboxKubectlArgs(k), ...API_LISTS_VERB].join(' ').replace(inv.dir + '/', '')}`;
   const missing = kubectlMissing(inv, kubectl);
   if (missing) return { command, error: missing, ...NOTHING };
   try {
@@ -77,9 +77,6 @@ export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv, direct?:
     return { command, error: (e as Error).message, ...NOTHING };
   }
 }
-
-/** kubectl's verb and arguments of api-lists, as the evidence shows the command. */
-const apiListsVerb = ['get', 'nodes,pods,deployments,events', '--all-namespaces', '-o', 'json'];
 
 /** Doctor's evidence of the API from the probe's answer. */
 function evidenceOf(command: string, read: ObjectsRead): ApiEvidence {

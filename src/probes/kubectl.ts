@@ -162,9 +162,12 @@ export function jumpboxKubectlArgs(k: Omit<JumpboxKubectl, 'kubectl'>): string[]
 /** A command's stdout when it succeeds; when it fails, its stderr instead (a probe's own stderr is dropped) and its exit code. */
 const stderrOnFailure = (cmd: Command): Command => sh`{ err=$(${cmd} 2>&1 >&3); } 3>&1; rc=$?; [ "$rc" -eq 0 ] || printf '%s\\n' "$err"; exit "$rc"`;
 
-/** Doctor's lists of every Node, Pod, Deployment and Event in one `kubectl get -o json`, asked on the jumpbox. */
+/** kubectl's verb and arguments of doctor's lists: every Node, Pod, Deployment and Event in one List. */
+export const API_LISTS_VERB = ['get', 'nodes,pods,deployments,events', '--all-namespaces', '-o', 'json'] as const;
+
+/** Doctor's lists in one `kubectl get -o json`, asked on the jumpbox. */
 export function apiListsCommand(k: JumpboxKubectl): Command {
-  return stderrOnFailure(sh`${k.kubectl} ${[...jumpboxKubectlArgs(k), 'get', 'nodes,pods,deployments,events', '--all-namespaces', '-o', 'json']}`);
+  return stderrOnFailure(sh`${k.kubectl} ${[...jumpboxKubectlArgs(k), ...API_LISTS_VERB]}`);
 }
 
 /** Doctor's lists read once: their items, or why not (kubectl's last line on stderr; an answer that is not JSON said so). */
