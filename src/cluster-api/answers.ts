@@ -1,26 +1,24 @@
-// Direct answers to the probes that otherwise run kubectl or etcdctl on the control-plane machine,
-// in the same shape as that program's output (exit code and stdout), so the plans and checks that
-// parse them read one or the other alike. A NoAnswer (the endpoint is unreachable) propagates: the
-// caller then asks the probe the old way.
-import type { ProbeAnswer } from '../probes/probe.ts';
+// Direct answers to the probes that otherwise run kubectl or etcdctl on a machine: the probe's own
+// typed answer (src/probes/kubectl.ts, etcdctl.ts), read once from the API server's or the etcd
+// members' JSON, so the plans and checks that ask them get one value whichever route answered. A
+// NoAnswer (the endpoint is unreachable) propagates: the caller then asks the probe the old way.
+import type { ApiFailure, KubeObject, NodeListed, ObjectsRead, WaitEnd } from '../probes/kubectl.ts';
 import { NODE_LIST_FROM } from '../probes/kubectl.ts';
+import type { EtcdHealth, MemberHealth } from '../probes/etcdctl.ts';
 import { jsonOf, NoAnswer, statusMessage, type HttpAnswer, type HttpsEndpoint } from './https-endpoint.ts';
-import { collectionPath, kindOf, objectRef, withKind } from './resources.ts';
+import { collectionPath, kindOf, objectRef, withKind, type KindInfo } from './resources.ts';
 
-type Json = Record<string, unknown>;
+/** An HTTP error as a failed read: exit 1, as kubectl exits on the API's refusal, with the API's words. */
+const failed = (a: HttpAnswer): ApiFailure => ({ ok: false, code: 1, error: statusMessage(a) });
 
-/** kubectl's words for an HTTP error, on stdout as the probes that keep kubectl's error there read it. */
-const failed = (a: HttpAnswer): ProbeAnswer => ({ code: 1, stdout: `Error from server: ${statusMessage(a)}\n` });
-
-/** kubectl's pretty JSON: each document starts and ends with a brace alone on its line (objectItems splits on that). */
-const printed = (o: unknown) => `${JSON.stringify(o, null, 4)}\n`;
+/** The items of a list answer, each with its kind (the API leaves it out of a list's items). */
+const itemsOf = (k: KindInfo, a: HttpAnswer): KubeObject[] => withKind(k, jsonOf<{ items?: KubeObject[] }>(a).items ?? []);
 
 /**
  * The cluster-objects probe: objects named TYPE/NAME, a missing one left out (--ignore-not-found);
  * NODE_LIST_FROM or more `nodes/NAME` as the list of every Node, as getObjectsCommand reads them.
- * One object answers as itself, several as a List, none as nothing.
  */
-export async function clusterObjectsAnswer(api: HttpsEndpoint, resources: readonly string[]): Promise<ProbeAnswer> {
+export async function clusterObjectsAnswer(api: HttpsEndpoint, resources: readonly string[]): Promise<ObjectsRead> {
   const nodes = resources.filter((r) => r.startsWith('nodes/'));
   const listNodes = nodes.length >= NODE_LIST_FROM;
   const named = listNodes ? resources.filter((r) => !r.startsWith('nodes/')) : [...resources];
@@ -29,34 +27,42 @@ export async function clusterObjectsAnswer(api: HttpsEndpoint, resources: readon
     Promise.all(refs.map((ref) => api.get(ref.path))),
     listNodes ? api.get(collectionPath(kindOf('nodes'))) : Promise.resolve(undefined),
   ]);
-  const items: unknown[] = [];
+  const items: KubeObject[] = [];
   for (const a of answers) {
     if (a.status === 404) continue;
     if (a.status !== 200) return failed(a);
-    items.push(jsonOf(a));
+    items.push(jsonOf<KubeObject>(a));
   }
   if (nodeList) {
     if (nodeList.status !== 200) return failed(nodeList);
-    items.push(...withKind(kindOf('nodes'), (jsonOf<Json>(nodeList).items as Json[] | undefined) ?? []));
+    items.push(...itemsOf(kindOf('nodes'), nodeList));
   }
-  if (items.length === 0) return { code: 0, stdout: '' };
-  return { code: 0, stdout: printed(items.length === 1 ? items[0] : { apiVersion: 'v1', kind: 'List', items, metadata: { resourceVersion: '' } }) };
+  return { ok: true, items };
 }
 
-/** The node-listed probe: `node/NAME` while the API lists it, nothing once it is gone. */
-export async function nodeListedAnswer(api: HttpsEndpoint, name: string): Promise<ProbeAnswer> {
+/** The node-listed probe: whether the API lists the Node. */
+export async function nodeListedAnswer(api: HttpsEndpoint, name: string): Promise<NodeListed> {
   const a = await api.get(objectRef(`nodes/${name}`).path);
-  if (a.status === 404) return { code: 0, stdout: '' };
-  return a.status === 200 ? { code: 0, stdout: `node/${name}\n` } : failed(a);
+  if (a.status === 404) return { ok: true, listed: false };
+  return a.status === 200 ? { ok: true, listed: true } : failed(a);
 }
 
-/** The pods-labelled probe: the pods of a namespace with a label, as `kubectl get pods -o json` lists them. */
-export async function podsLabelledAnswer(api: HttpsEndpoint, namespace: string, label: string): Promise<ProbeAnswer> {
+/** The pods-labelled probe: the pods of a namespace with a label. */
+export async function podsLabelledAnswer(api: HttpsEndpoint, namespace: string, label: string): Promise<ObjectsRead> {
   const pods = kindOf('pods');
   const a = await api.get(`${collectionPath(pods, namespace)}?labelSelector=${encodeURIComponent(label)}`);
-  if (a.status !== 200) return failed(a);
-  const items = (jsonOf<Json>(a).items as Json[] | undefined) ?? [];
-  return { code: 0, stdout: printed({ apiVersion: 'v1', kind: 'List', items: withKind(pods, items), metadata: { resourceVersion: '' } }) };
+  return a.status === 200 ? { ok: true, items: itemsOf(pods, a) } : failed(a);
+}
+
+/** The kinds doctor lists, in the order its kubectl names them. */
+export const DOCTOR_KINDS = ['nodes', 'pods', 'deployments', 'events'] as const;
+
+/** The api-lists probe (doctor's): every Node, Pod, Deployment and Event, each with its kind; an HTTP error names the list refused. */
+export async function apiListsAnswer(api: HttpsEndpoint): Promise<ObjectsRead> {
+  const lists = await Promise.all(DOCTOR_KINDS.map(async (k) => ({ kind: kindOf(k), a: await api.get(collectionPath(kindOf(k))) })));
+  const refused = lists.find((l) => l.a.status !== 200);
+  if (refused) return { ok: false, code: 1, error: `${collectionPath(refused.kind)}: ${statusMessage(refused.a)}` };
+  return { ok: true, items: lists.flatMap((l) => itemsOf(l.kind, l.a)) };
 }
 
 /** How often a direct wait asks again, and the sleep it is given (tests pass a fast one). */
@@ -73,7 +79,7 @@ export const SECOND: Pace = { everyMs: 1000, sleep: (ms) => new Promise((r) => s
  * restarting) is one more try. The first ask is made before this is called, so a NoAnswer there
  * (the endpoint unreachable from the jumpbox) goes to the caller instead.
  */
-async function until(timeoutS: number, pace: Pace, once: () => Promise<{ done: boolean; said: string }>, first: { done: boolean; said: string }): Promise<ProbeAnswer> {
+async function until(timeoutS: number, pace: Pace, once: () => Promise<{ done: boolean; said: string }>, first: { done: boolean; said: string }): Promise<WaitEnd> {
   const deadline = Date.now() + timeoutS * 1000;
   let last = first;
   while (!last.done && Date.now() + pace.everyMs <= deadline) {
@@ -83,14 +89,14 @@ async function until(timeoutS: number, pace: Pace, once: () => Promise<{ done: b
       throw e;
     });
   }
-  return { code: last.done ? 0 : 1, stdout: last.said ? `${last.said}\n` : '' };
+  return { ok: last.done, said: last.said };
 }
 
 /** The wait-api probe: GET /readyz until it says ok, up to `timeoutS`; the last answer when it gives up. */
-export async function apiReadyAnswer(api: HttpsEndpoint, timeoutS: number, pace: Pace = SECOND): Promise<ProbeAnswer> {
+export async function apiReadyAnswer(api: HttpsEndpoint, timeoutS: number, pace: Pace = SECOND): Promise<WaitEnd> {
   const once = async () => {
     const a = await api.get('/readyz');
-    return a.status === 200 ? { done: true, said: '' } : { done: false, said: `Error from server: ${statusMessage(a)}` };
+    return a.status === 200 ? { done: true, said: '' } : { done: false, said: statusMessage(a) };
   };
   return until(timeoutS, pace, once, await once());
 }
@@ -102,7 +108,7 @@ interface RolloutState {
   status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
 }
 
-/** What `kubectl rollout status` says of a Deployment: done, or what it waits for (its own words). */
+/** Whether a Deployment has rolled out (as `kubectl rollout status` judges it), and what it still waits for. */
 export function rolloutState(name: string, d: RolloutState): { done: boolean; said: string } {
   const want = d.spec?.replicas ?? 1;
   const s = d.status ?? {};
@@ -114,38 +120,36 @@ export function rolloutState(name: string, d: RolloutState): { done: boolean; sa
   return { done: true, said: `deployment "${name}" successfully rolled out` };
 }
 
-/** The wait-rollout probe: the Deployment read until it has rolled out, up to `timeoutS`; why not when it gives up. */
-export async function rolloutDoneAnswer(api: HttpsEndpoint, timeoutS: number, deployment: string, namespace: string, pace: Pace = SECOND): Promise<ProbeAnswer> {
+/** The wait-rollout probe: the Deployment read until it has rolled out, up to `timeoutS`; what it still waited for when it gives up. */
+export async function rolloutDoneAnswer(api: HttpsEndpoint, timeoutS: number, deployment: string, namespace: string, pace: Pace = SECOND): Promise<WaitEnd> {
   const path = objectRef(`deployments/${deployment}`, namespace).path;
   const once = async () => {
     const a = await api.get(path);
-    if (a.status !== 200) return { done: false, said: `Error from server: ${statusMessage(a)}` };
+    if (a.status !== 200) return { done: false, said: statusMessage(a) };
     return rolloutState(deployment, jsonOf<RolloutState>(a));
   };
-  const answer = await until(timeoutS, pace, once, await once());
-  return answer.code === 0 ? answer : { code: 1, stdout: `${answer.stdout}error: timed out waiting for the condition\n` };
+  const end = await until(timeoutS, pace, once, await once());
+  return end.ok ? end : { ok: false, said: `timed out after ${timeoutS}s: ${end.said}` };
 }
 
 /**
- * The etcd-health probe over the members' /health: one line per member as `etcdctl endpoint
- * health` prints it (`https://IP:2379 is healthy: ...`), exit 1 when one is not. A member that does
- * not answer is unhealthy, unless none answers (then the caller asks etcdctl on the machine).
+ * The etcd-health probe over the members' /health: each member healthy or not (with etcd's reason,
+ * or why it did not answer). A member that does not answer is unhealthy, unless none answers (then
+ * the caller asks etcdctl on the machine).
  */
-export async function etcdHealthAnswer(members: readonly HttpsEndpoint[]): Promise<ProbeAnswer> {
-  const said = await Promise.all(members.map(async (m) => {
-    const started = Date.now();
+export async function etcdHealthAnswer(members: readonly HttpsEndpoint[]): Promise<EtcdHealth> {
+  const said = await Promise.all(members.map(async (m): Promise<MemberHealth & { none?: NoAnswer }> => {
     try {
       const a = await m.get('/health');
       const health = a.status === 200 ? jsonOf<{ health?: string; reason?: string }>(a) : undefined;
-      if (health?.health === 'true') return { ok: true, line: `${m.url} is healthy: successfully committed proposal: took = ${Date.now() - started}ms` };
-      return { ok: false, line: `${m.url} is unhealthy: failed to commit proposal: ${health?.reason || statusMessage(a)}` };
+      if (health?.health === 'true') return { url: m.url, healthy: true };
+      return { url: m.url, healthy: false, why: health?.reason || statusMessage(a) };
     } catch (e) {
       if (!(e instanceof NoAnswer)) throw e;
-      return { ok: false, line: `${m.url} is unhealthy: failed to commit proposal: ${e.message}`, none: e };
+      return { url: m.url, healthy: false, why: e.message, none: e };
     }
   }));
-  const none = said.find((s) => 'none' in s)?.none;
-  if (none && said.every((s) => 'none' in s)) throw none;
-  const ok = said.every((s) => s.ok);
-  return { code: ok ? 0 : 1, stdout: said.map((s) => `${s.line}\n`).join('') + (ok ? '' : 'Error: unhealthy cluster\n') };
+  const none = said.find((s) => s.none)?.none;
+  if (none && said.every((s) => s.none)) throw none;
+  return { ok: said.every((s) => s.healthy), members: said.map(({ none: _none, ...member }) => member) };
 }

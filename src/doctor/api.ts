@@ -1,17 +1,20 @@
-// The cluster as the API sees it, asked from the jumpbox: straight to the API server over HTTPS
-// with pki/'s admin certificate (src/cluster-api/), else with kubectl and pki/jumpbox.kubeconfig.
-// Either dials the first control plane's address from machines.txt (its certificate names it), so
-// the answer does not depend on this host resolving the cluster's names.
-import { sh } from '../shell.ts';
-import { runCommand } from '../transport/local.ts';
+// The cluster as the API sees it, asked from the jumpbox through the probe registry's api-lists:
+// straight to the API server over HTTPS with pki/'s admin certificate (src/cluster-api/), else with
+// kubectl and pki/jumpbox.kubeconfig on this machine. Either dials the first control plane's address
+// from machines.txt (its certificate names it), so the answer does not depend on this host
+// resolving the cluster's names; either gives the probe's one typed answer.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Inventory } from '../inventory.ts';
 import { PKI } from '../layout.ts';
 import type { ApiEvidence, NodeState, PodEvent } from './types.ts';
 import type { ClusterApi } from '../cluster-api/cluster-api.ts';
-import { doctorListsCommand, readDoctorLists } from '../cluster-api/doctor-lists.ts';
-import { NoAnswer } from '../cluster-api/https-endpoint.ts';
+import { DOCTOR_KINDS } from '../cluster-api/answers.ts';
+import { answerDirectly } from '../cluster-api/direct-facts.ts';
+import { collectionPath, kindOf } from '../cluster-api/resources.ts';
+import { createFacts, type Facts } from '../engine/facts.ts';
+import { API_LISTS_VERB, apiLists, jumpboxKubectlArgs, type JumpboxKubectl, type KubeObject, type ObjectsRead } from '../probes/kubectl.ts';
+import { jumpboxTransport } from '../transport/connector.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../dns/manifest.ts';
 import { podProblems, type PodObject } from '../steps/support/pods.ts';
 
@@ -22,51 +25,62 @@ export function kubectlPath(inv: Inventory, env: NodeJS.ProcessEnv): string | un
   return onPath ?? (existsSync(downloaded) ? downloaded : undefined);
 }
 
-/** kubectl's arguments before its verb: pki/jumpbox.kubeconfig, the first control plane by address, a short timeout. */
-export function kubectlBase(inv: Inventory): string[] {
+/** kubectl on the jumpbox as doctor and its bundle ask it: `kubectl`, pki/jumpbox.kubeconfig, the first control plane by address. */
+export function jumpboxKubectl(inv: Inventory, kubectl: string): JumpboxKubectl {
   const cp = inv.controlPlanes[0]!;
-  return ['--kubeconfig', join(inv.dir, PKI.kubeconfig('jumpbox')), `--server=https://${cp.ip}:${inv.settings.apiPort}`, '--request-timeout=5s'];
+  return { kubectl, kubeconfig: join(inv.dir, PKI.kubeconfig('jumpbox')), server: `https://${cp.ip}:${inv.settings.apiPort}` };
 }
 
-/** The arguments of the one kubectl call: nodes, pods, deployments and events in one List. */
-export function kubectlArgs(inv: Inventory): string[] {
-  return [...kubectlBase(inv), 'get', 'nodes,pods,deployments,events', '--all-namespaces', '-o', 'json'];
+/** The jumpbox's facts: the registry's probes of the API asked with kubectl on this machine (no machine of the cluster is asked). */
+export function jumpboxFacts(): Facts {
+  // kubectl's own requests stop after 5 s; a kubectl that hangs otherwise is stopped too.
+  return createFacts(jumpboxTransport(15_000));
+}
+
+/** Why kubectl cannot be asked on the jumpbox, if it cannot: it is not there, or pki/jumpbox.kubeconfig is not. */
+export function kubectlMissing(inv: Inventory, kubectl: string | undefined): string | undefined {
+  if (!kubectl) return 'kubectl is not on PATH and not in downloads/client (run "hardway download")';
+  if (!existsSync(join(inv.dir, PKI.kubeconfig('jumpbox')))) return `${PKI.kubeconfig('jumpbox')} does not exist (run "hardway up", or "hardway kubeconfigs")`;
+  return undefined;
 }
 
 /**
- * Asks the API; never throws (a failure is evidence). Directly through `direct` when it answers
- * this machine; kubectl when there is none or it gives no answer (`say` tells which, for -v).
+ * Asks the API (the api-lists probe); never throws (a failure is evidence). Directly through
+ * `direct` when it answers this machine; kubectl on the jumpbox when there is none or it gives no
+ * answer (`say` tells which, for -v). `facts` runs the kubectl (tests pass their own).
  */
-export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv, direct?: ClusterApi, say: (line: string) => void = () => {}): Promise<ApiEvidence> {
+export async function gatherApi(inv: Inventory, env: NodeJS.ProcessEnv, direct?: ClusterApi, say: (line: string) => void = () => {}, facts: () => Facts = jumpboxFacts): Promise<ApiEvidence> {
+  const kubectl = kubectlPath(inv, env);
+  const k = jumpboxKubectl(inv, kubectl ?? 'kubectl');
+  const req = apiLists.ask(k);
   const endpoint = direct?.apiServer();
   if (endpoint) {
-    const command = doctorListsCommand(endpoint);
+    const command = `GET ${endpoint.url} ${DOCTOR_KINDS.map((kind) => collectionPath(kindOf(kind))).join(' ')}`;
     try {
-      return { command, ...parseNodesAndPods(await readDoctorLists(endpoint)) };
-    } catch (e) {
-      if (!(e instanceof NoAnswer)) return { command, error: (e as Error).message, ...NOTHING };
       // A certificate that fails verification is warned (by the ClusterApi's warn), not only said with -v.
-      direct!.noAnswer(endpoint, e);
-      say(`${e.message}: asking with kubectl instead`);
+      const read = await answerDirectly(req, direct!, inv, 'jumpbox', () => {}, (e) => say(`${e.message}: asking with kubectl instead`));
+      if (read) return evidenceOf(command, read);
+    } catch (e) {
+      // It answered, but not as an API server does (a 200 that is not JSON): evidence, no other route.
+      return { command, error: (e as Error).message, ...NOTHING };
     } finally {
       direct!.close();
     }
   }
-  const kubectl = kubectlPath(inv, env);
-  const args = kubectlArgs(inv);
-  const command = `kubectl ${args.join(' ').replace(inv.dir + '/', '')}`;
-  if (!kubectl) return { command, error: 'kubectl is not on PATH and not in downloads/client (run "hardway download")', ...NOTHING };
-  if (!existsSync(join(inv.dir, PKI.kubeconfig('jumpbox')))) {
-    return { command, error: `${PKI.kubeconfig('jumpbox')} does not exist (run "hardway up", or "hardway kubeconfigs")`, ...NOTHING };
-  }
-  const r = await runCommand(sh`${kubectl} ${args}`, { timeoutMs: 10_000 }).catch((e: Error) => ({ code: 1, stdout: '', stderr: e.message }));
-  if (r.code !== 0) return { command, error: lastLine(r.stderr) || `exit ${r.code}`, ...NOTHING };
+  const command = `kubectl ${[...jumpboxKubectlArgs(k), ...API_LISTS_VERB].join(' ').replace(inv.dir + '/', '')}`;
+  const missing = kubectlMissing(inv, kubectl);
+  if (missing) return { command, error: missing, ...NOTHING };
   try {
-    return { command, ...parseNodesAndPods(r.stdout) };
+    return evidenceOf(command, (await facts().ask({ lists: req })).lists);
   } catch (e) {
-    // Never throws: a kubectl that answers no JSON (a stand-in, a wrapper) is evidence too.
-    return { command, error: `kubectl's answer is not JSON (${(e as Error).message})`, ...NOTHING };
+    // The jumpbox's own shell failed (a kubectl that hangs past its time): evidence too.
+    return { command, error: (e as Error).message, ...NOTHING };
   }
+}
+
+/** Doctor's evidence of the API from the probe's answer. */
+function evidenceOf(command: string, read: ObjectsRead): ApiEvidence {
+  return read.ok ? { command, ...evidenceFrom(read.items) } : { command, error: read.error, ...NOTHING };
 }
 
 /** What the API said when it could not be asked. */
@@ -86,9 +100,14 @@ interface K8sObject {
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; readyReplicas?: number };
 }
 
-/** Nodes (Ready condition, pod CIDR), the images pods run on each node, pods that do not run (with their last warning event) and the CoreDNS Deployment, from `kubectl get nodes,pods,deployments,events -o json`. Pure. */
+/** parseNodesAndPods over the text of `kubectl get nodes,pods,deployments,events -o json`. Pure. */
 export function parseNodesAndPods(json: string): Omit<ApiEvidence, 'command' | 'error'> {
-  const items = (JSON.parse(json) as { items: K8sObject[] }).items;
+  return evidenceFrom((JSON.parse(json) as { items: KubeObject[] }).items);
+}
+
+/** Nodes (Ready condition, pod CIDR), the images pods run on each node, pods that do not run (with their last warning event) and the CoreDNS Deployment, among the objects of api-lists. Pure. */
+export function evidenceFrom(objects: readonly KubeObject[]): Omit<ApiEvidence, 'command' | 'error'> {
+  const items = objects as K8sObject[];
   const nodes: NodeState[] = items.filter((i) => i.kind === 'Node').map((n) => {
     const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
     return {
@@ -123,8 +142,4 @@ function lastWarnings(events: K8sObject[]): PodEvent[] {
     if (!had || when(e) >= when(had)) latest.set(key, e);
   }
   return [...latest.values()].map((e) => ({ namespace: e.involvedObject!.namespace ?? 'default', pod: e.involvedObject!.name!, reason: e.reason ?? '', message: (e.message ?? '').trim() }));
-}
-
-function lastLine(text: string): string {
-  return text.trim().split('\n').pop() ?? '';
 }

@@ -12,13 +12,13 @@ import { writeTar, type TarEntry } from '../images/tar.ts';
 import { InputError, quote } from '../errors.ts';
 import { kindOf } from '../input-file.ts';
 import { lstatOrNothing, writeAtomic } from '../output-file.ts';
-import { sh } from '../shell.ts';
-import { runCommand } from '../transport/local.ts';
+import type { Facts } from '../engine/facts.ts';
+import { BUNDLE_TABLES, clusterTable, type TableRead } from '../probes/kubectl.ts';
 import type { Connect } from '../transport/index.ts';
 import { Semaphore } from '../transport/semaphore.ts';
 import type { Redactor } from '../ui/redact.ts';
 import { pkiRedactor } from './pki-redactor.ts';
-import { kubectlBase, kubectlPath } from './api.ts';
+import { jumpboxFacts, jumpboxKubectl, kubectlPath } from './api.ts';
 import { machineBundle, type BundleText } from './bundle-machine.ts';
 
 /** The directory every file of the bundle is under. */
@@ -42,20 +42,22 @@ export interface BundleRequest {
   cwd?: string;
 }
 
-/** The cluster's nodes, pods and recent events as kubectl prints them (`-o wide`: no object's spec, so no env value), from the jumpbox. */
-export async function clusterBundle(inv: Inventory, env: NodeJS.ProcessEnv): Promise<BundleText[]> {
+/** The cluster's nodes, pods and recent events as kubectl prints them (the registry's cluster-table), asked on the jumpbox (`facts`: tests pass their own). */
+export async function clusterBundle(inv: Inventory, env: NodeJS.ProcessEnv, facts: () => Facts = jumpboxFacts): Promise<BundleText[]> {
   const kubectl = kubectlPath(inv, env);
   if (!kubectl) return [{ path: 'cluster/error.txt', text: 'kubectl is not on PATH and not in downloads/client (run "hardway download")\n' }];
-  const get = async (path: string, args: string[], tail?: number): Promise<BundleText> => {
-    const r = await runCommand(sh`${kubectl} ${[...kubectlBase(inv), ...args]}`, { timeoutMs: 15_000 }).catch((e: Error) => ({ code: 1, stdout: '', stderr: e.message }));
-    const lines = r.stdout.split('\n');
+  const k = jumpboxKubectl(inv, kubectl);
+  const get = async (path: string, table: keyof typeof BUNDLE_TABLES, tail?: number): Promise<BundleText> => {
+    const r: TableRead = await facts().ask({ t: clusterTable.ask(k, table) }).then((a) => a.t, (e: Error) => ({ ok: false, code: 1, error: e.message }));
+    if (!r.ok) return { path, text: `kubectl ${BUNDLE_TABLES[table].join(' ')}: exit ${r.code}\n${r.error}` };
+    const lines = r.text.split('\n');
     const kept = tail !== undefined && lines.length > tail + 1 ? [lines[0]!, ...lines.slice(-tail - 1)] : lines;
-    return { path, text: r.code === 0 ? kept.join('\n') : `kubectl ${args.join(' ')}: exit ${r.code}\n${r.stderr}` };
+    return { path, text: kept.join('\n') };
   };
   return Promise.all([
-    get('cluster/nodes.txt', ['get', 'nodes', '-o', 'wide']),
-    get('cluster/pods.txt', ['get', 'pods', '--all-namespaces', '-o', 'wide']),
-    get('cluster/events.txt', ['get', 'events', '--all-namespaces', '--sort-by=.lastTimestamp'], EVENTS_KEPT),
+    get('cluster/nodes.txt', 'nodes'),
+    get('cluster/pods.txt', 'pods'),
+    get('cluster/events.txt', 'events', EVENTS_KEPT),
   ]);
 }
 

@@ -2,7 +2,7 @@
 // milliseconds of another goes out as one remote command, each distinct request once, and the
 // mergeable probes of one name (the steps' service states) as one probe for all.
 import { withItems, type ProbeRequest } from '../probes/probe.ts';
-import { encodeRequest, factsFrom, type FactRequest, type Facts, type FileFact, type ProbeResult } from './facts.ts';
+import { encodeRequest, factsFrom, type FactRequest, type Facts, type BatchAnswer } from './facts.ts';
 
 /** Thrown by a coalesced wait: a plan that needs a wait of its own cannot be planned alongside the others. */
 export class NotCoalescable extends Error {}
@@ -12,7 +12,7 @@ const GATHER_MS = 5;
 
 /** Facts over `inner` whose batches are merged; a wait is refused with NotCoalescable. */
 export function coalescedFacts(inner: Facts): Facts {
-  let pending: Array<{ asked: FactRequest[]; done: (a: Array<FileFact | ProbeResult>) => void; fail: (e: unknown) => void }> = [];
+  let pending: Array<{ asked: FactRequest[]; done: (a: BatchAnswer[]) => void; fail: (e: unknown) => void }> = [];
   const flush = async () => {
     const waiting = pending;
     pending = [];

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { joinCommands, sh, shellProgram, type Command } from '../shell.ts';
 import type { Transport } from '../transport/types.ts';
-import { isIssuedRequest, isProbeRequest, type Answer, type ProbeAnswer, type ProbeRequest } from '../probes/probe.ts';
+import { isIssuedRequest, isProbeRequest, type Answer, type ProbeAnswer, type ProbeRequest, type ReadAnswer } from '../probes/probe.ts';
 import { PROBES } from '../probes/index.ts';
 
 /** A regular file's metadata; `sha256` is set by stat requests, `content` by read requests. */
@@ -26,6 +26,9 @@ export interface FileFact {
 
 /** Output of one probe command: exit code and stdout (stderr is dropped; probes only read). */
 export type ProbeResult = ProbeAnswer;
+
+/** One answer of a batch: a file's, a machine's to a probe, or one a route other than the machine read already (src/cluster-api/). */
+export type BatchAnswer = FileFact | ProbeResult | ReadAnswer;
 
 /** Files larger than this are not read back (they are compared by SHA-256 only). */
 export const READ_LIMIT = 1024 * 1024;
@@ -68,8 +71,11 @@ export interface Facts {
   ask<T extends Record<string, ProbeRequest>>(probes: T): Promise<Answers<T>>;
   /** A wait (a probe that asks until a service answers): on its own, for up to its time. */
   wait<R>(req: ProbeRequest<R>): Promise<R>;
-  /** Any mix of file requests and probes in one round trip; raw answers in request order (a probe's reads with its `parse`). */
-  batch(requests: FactRequest[]): Promise<Array<FileFact | ProbeResult>>;
+  /**
+   * Any mix of file requests and probes in one round trip; raw answers in request order (a probe's
+   * reads with its `parse`; one a route other than the machine answered, ReadAnswer, is its value already).
+   */
+  batch(requests: FactRequest[]): Promise<BatchAnswer[]>;
   /**
    * Queues the SHA-256 of a large file this run has just uploaded: the next batch records it in
    * the machine's SHA cache for the file as it is then, so the re-plan does not hash it again.

@@ -11,6 +11,23 @@ export interface ProbeAnswer {
   stdout: string;
 }
 
+/**
+ * An answer read already, by a route other than the probe's command (src/cluster-api/ asks the API
+ * server or etcd over HTTPS and reads their JSON): the probe's typed value itself, no text to parse.
+ */
+export interface ReadAnswer<R = unknown> {
+  readonly read: R;
+}
+
+/** True for an answer a route read already (its `parse` returns it as it is). */
+export function isReadAnswer(a: unknown): a is ReadAnswer {
+  return typeof a === 'object' && a !== null && 'read' in a;
+}
+
+/** The parse of a request: the probe's own over a machine's answer, the value itself over one read already. */
+// A route that reads an answer itself gives the probe's own type (src/cluster-api/answers.ts): taken as it is.
+const readWith = <R>(parse: (answer: ProbeAnswer) => R) => (a: ProbeAnswer | ReadAnswer): R => (isReadAnswer(a) ? (a.read as R) : parse(a));
+
 const REQUEST = Symbol('hardway.probe-request');
 
 // Every request the constructors below issued, and nothing else: a copy (`{ ...req, cmd }`) or a
@@ -29,7 +46,8 @@ export interface ProbeRequest<R = unknown> {
   readonly cmd: Command;
   /** The arguments it was asked with (a route other than the command, src/cluster-api/, answers from them). */
   readonly args: readonly unknown[];
-  readonly parse: (answer: ProbeAnswer) => R;
+  /** Reads a machine's answer into the probe's typed value (one read already, ReadAnswer, is that value). */
+  readonly parse: (answer: ProbeAnswer | ReadAnswer) => R;
   /** Several plans asking this probe at once may share one command for the union of their items. */
   readonly merge?: { items: readonly string[]; build(items: readonly string[]): Command };
   /** A wait (until a service answers): asked on its own, for up to this many milliseconds. */
@@ -54,14 +72,15 @@ const request = <R>(fields: Omit<ProbeRequest<R>, typeof REQUEST | 'op'>): Probe
 
 /** A probe: its name, the command for its arguments, and how its answer reads (the raw answer when no parser is given). */
 export function probe<A extends unknown[], R = ProbeAnswer>(name: string, command: (...args: A) => Command, parse?: (answer: ProbeAnswer) => R): Probe<A, R> {
-  const read = parse ?? ((a: ProbeAnswer) => a as unknown as R);
+  const read = readWith(parse ?? ((a: ProbeAnswer) => a as unknown as R));
   const self: Probe<A, R> = { name, ask: (...args) => request({ probe: name, of: self, cmd: command(...args), args, parse: read }) };
   return self;
 }
 
 /** A probe over a list of items (services, objects) that plans asking at once share: one command for all their items. */
 export function mergeableProbe<R>(name: string, command: (items: readonly string[]) => Command, parse: (answer: ProbeAnswer) => R): Probe<[readonly string[]], R> {
-  const self: Probe<[readonly string[]], R> = { name, ask: (items) => request({ probe: name, of: self, cmd: command(items), args: [items], parse, merge: { items, build: command } }) };
+  const read = readWith(parse);
+  const self: Probe<[readonly string[]], R> = { name, ask: (items) => request({ probe: name, of: self, cmd: command(items), args: [items], parse: read, merge: { items, build: command } }) };
   return self;
 }
 
@@ -70,7 +89,7 @@ export function mergeableProbe<R>(name: string, command: (items: readonly string
  * argument); its command says on stdout why it gave up.
  */
 export function waitProbe<A extends unknown[], R = ProbeAnswer>(name: string, command: (timeoutS: number, ...args: A) => Command, parse?: (answer: ProbeAnswer) => R): Probe<[number, ...A], R> {
-  const read = parse ?? ((a: ProbeAnswer) => a as unknown as R);
+  const read = readWith(parse ?? ((a: ProbeAnswer) => a as unknown as R));
   const self: Probe<[number, ...A], R> = { name, ask: (timeoutS, ...args) => request({ probe: name, of: self, cmd: command(timeoutS, ...args), args: [timeoutS, ...args], parse: read, waitMs: timeoutS * 1000 }) };
   return self;
 }

@@ -14,7 +14,7 @@ import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL, dnsObjects, type DnsObjec
 import { corednsImage } from '../dns/image.ts';
 import { COREDNS_IMAGE } from '../images/names.ts';
 import { localKubectl } from './support/api.ts';
-import { findObject, objectItems, podsLabelled, rolloutDone, type KubeObject } from '../probes/kubectl.ts';
+import { findObject, podsLabelled, rolloutDone, type KubeObject } from '../probes/kubectl.ts';
 import { holdsFields, readLiveObjects } from './support/cluster-objects.ts';
 import { kubernetesToRender } from './support/kubernetes-version.ts';
 import { podProblems, type PodObject, type PodProblem } from './support/pods.ts';
@@ -79,11 +79,11 @@ export const dnsStep: ChangeStep = {
     const rollout = () => ctx.facts.wait(rolloutDone.ask(timeoutS, DNS_DEPLOYMENT, DNS_NAMESPACE));
     const podsNow = async () => {
       const { pods } = await ctx.facts.ask({ pods: podsLabelled.ask(DNS_NAMESPACE, DNS_POD_LABEL) });
-      return pods.code === 0 ? podProblems(objectItems<PodObject>(pods.stdout)) : [];
+      return pods.ok ? podProblems(pods.items as PodObject[]) : [];
     };
     let r = await rollout();
     let waited = timeoutS;
-    if (r.code !== 0) {
+    if (!r.ok) {
       let problems = await podsNow();
       // Pods still being made or not ready yet, none failing: a loaded host (a 1+32 lab booting its
       // kubelets took longer than 60 s). Waited for once more before it counts as a failure.
@@ -91,7 +91,7 @@ export const dnsStep: ChangeStep = {
         ctx.log.info(`CoreDNS is still starting after ${timeoutS}s${problems.length ? ` (${problems.map((p) => `${p.name}: ${p.why}`).join('; ')})` : ''}: waiting up to ${timeoutS}s more`);
         r = await rollout();
         waited += timeoutS;
-        if (r.code === 0) return;
+        if (r.ok) return;
         problems = await podsNow();
       }
       // No node is Ready yet (kubelets just started): not the add-on's failure; verify waits for both.
@@ -102,7 +102,7 @@ export const dnsStep: ChangeStep = {
       const why = problems.map((p) => `${p.name} on ${p.node || 'no node'}: ${p.why}`);
       const image = corednsImage(ctx.inventory.settings, clusterMinor(ctx.inventory));
       const offline = image === COREDNS_IMAGE && why.some((w) => /ErrImagePull|ImagePullBackOff/.test(w));
-      throw new FailureError(`CoreDNS did not become available within ${waited}s: ${r.stdout.trim().split('\n').pop()}${why.length ? `\n  - ${why.join('\n  - ')}` : ''}`,
+      throw new FailureError(`CoreDNS did not become available within ${waited}s: ${r.said}${why.length ? `\n  - ${why.join('\n  - ')}` : ''}`,
         offline ? `${image} is built offline: run "hardway build-images", then "hardway images" (or "hardway up")` : 'run "hardway doctor": it names the pods that do not start and why');
     }
   },
@@ -137,8 +137,8 @@ function removeChanges(items: LiveObject[]): Change[] {
  */
 async function crashChanges(ctx: StepContext): Promise<Change[]> {
   const { pods: r } = await ctx.facts.ask({ pods: podsLabelled.ask(DNS_NAMESPACE, DNS_POD_LABEL) });
-  if (r.code !== 0) return [];
-  return podProblems(objectItems<PodObject>(r.stdout)).filter((p) => p.trouble === 'crash-loop').map((p): Change => ({
+  if (!r.ok) return [];
+  return podProblems(r.items as PodObject[]).filter((p) => p.trouble === 'crash-loop').map((p): Change => ({
     kind: 'exec',
     cmd: kubectl(sh`delete pod ${p.name} -n ${DNS_NAMESPACE} --wait=false`),
     api: { op: 'delete', resources: [`pod/${p.name}`], wait: false },

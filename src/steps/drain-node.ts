@@ -26,11 +26,11 @@ export const drainNodeStep: ChangeStep = {
 /** Cordon, drain and delete node `name`, while the API lists it. */
 async function drainPlan(ctx: StepContext, name: string): Promise<Change[]> {
   const { r } = await ctx.facts.ask({ r: nodeListed.ask(name) });
-  if (r.code !== 0) {
-    throw new FailureError(`${ctx.machine.hostname}: cannot ask the API for node ${name} (exit ${r.code}): ${r.stdout.trim()}`,
+  if (!r.ok) {
+    throw new FailureError(`${ctx.machine.hostname}: cannot ask the API for node ${name} (exit ${r.code}): ${r.error}`,
       'the API server must answer to drain a node: check "hardway verify", or rerun when it answers');
   }
-  if (r.stdout.trim() === '') return [];
+  if (!r.listed) return [];
   const drain = sh`${kubectl(sh`cordon ${name}`)} && ${kubectl(sh`drain ${name} --ignore-daemonsets --delete-emptydir-data --force --timeout=${`${DRAIN_TIMEOUT_S}s`} --skip-wait-for-delete-timeout=${STUCK_POD_S}`)} && ${kubectl(sh`delete node ${name}`)}`;
   return [{ kind: 'exec', cmd: drain, timeoutMs: (DRAIN_TIMEOUT_S + 60) * 1000, reason: `node ${name} is in the cluster: cordon, move its pods off, delete the Node` }];
 }

@@ -5,11 +5,10 @@ import { severalControlPlanes } from '../api-endpoints.ts';
 import { FailureError } from '../errors.ts';
 import { missingPodRoutes, podRoutes } from '../render/routes.ts';
 import type { CheckStep, StepContext } from '../engine/types.ts';
-import type { ProbeResult } from '../engine/facts.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { CONTROL_PLANE_SERVICES, servicesOfStep, WORKER_SERVICES } from './step-names.ts';
-import { clusterObjects, clusterObjectsAgain, NO_KUBECTL, objectItems } from '../probes/kubectl.ts';
-import { etcdHealth } from '../probes/etcdctl.ts';
+import { clusterObjects, clusterObjectsAgain, NO_KUBECTL, type KubeObject, type ObjectsRead } from '../probes/kubectl.ts';
+import { etcdHealth, type EtcdHealth } from '../probes/etcdctl.ts';
 import { DNS_HEALTH_OBJECTS, dnsHealthProblems } from '../dns/health.ts';
 import { inspect } from './support/inspect.ts';
 import { numberOption } from './options.ts';
@@ -95,14 +94,14 @@ const objectsOf = (inv: Inventory) => [...inv.workers.map((w) => `nodes/${w.host
  * What the etcd probe shows: the local member unhealthy, or, with several control planes (where it
  * asks every member of the member list), any control plane that is not a healthy member.
  */
-export function etcdProblems(inv: Inventory, answer: ProbeResult): string[] {
-  const lines = answer.stdout.trim().split('\n');
-  if (!severalControlPlanes(inv)) return answer.code === 0 ? [] : [`etcd is not healthy over TLS: ${lines.pop()}`];
-  // etcdctl endpoint health --cluster: one line per member, `https://IP:2379 is healthy: ...`.
-  const healthy = new Set(lines.flatMap((l) => /^https:\/\/([\d.]+):2379 is healthy/.exec(l)?.slice(1) ?? []));
+export function etcdProblems(inv: Inventory, answer: EtcdHealth): string[] {
+  const unhealthy = answer.members.filter((m) => !m.healthy).map((m) => `${m.url} is unhealthy: ${m.why}`);
+  if (!severalControlPlanes(inv)) return answer.ok ? [] : [`etcd is not healthy over TLS: ${answer.error ?? unhealthy.join('; ')}`];
+  // With --cluster every member of the member list answers, each at https://IP:2379.
+  const healthy = new Set(answer.members.flatMap((m) => (m.healthy ? /^https:\/\/([\d.]+):2379$/.exec(m.url)?.slice(1) ?? [] : [])));
   const missing = inv.controlPlanes.filter((m) => !healthy.has(m.ip));
   if (missing.length === 0) return [];
-  const said = lines.filter((l) => missing.some((m) => l.includes(m.ip))).join('; ') || lines.pop();
+  const said = unhealthy.filter((l) => missing.some((m) => l.includes(m.ip))).join('; ') || answer.error || 'not in the member list etcd gave';
   return [`etcd member(s) not healthy over TLS: ${missing.map((m) => `${m.hostname} (${m.ip})`).join(', ')}: ${said}`];
 }
 
@@ -115,9 +114,9 @@ const asksApi = (inv: Inventory, machine: Machine) => machine.hostname === inv.c
  * up to --ready-timeout, and longer for a node whose kubelet is still starting (up to
  * KUBELET_START_WAIT_S from its start: a loaded host takes minutes).
  */
-async function clusterProblems(ctx: StepContext, first: ProbeResult): Promise<string[]> {
+async function clusterProblems(ctx: StepContext, first: ObjectsRead): Promise<string[]> {
   // The batch's answer: all well already (a rerun), or ask again below (stderr, waits).
-  if (first.code === 0 && problemsIn(ctx.inventory, first.stdout).length === 0) return [];
+  if (first.ok && problemsIn(ctx.inventory, first.items).length === 0) return [];
   const timeoutS = numberOption(ctx.options, 'ready-timeout');
   const deadline = Date.now() + timeoutS * 1000;
   for (;;) {
@@ -130,14 +129,14 @@ async function clusterProblems(ctx: StepContext, first: ProbeResult): Promise<st
 
 async function clusterProblemsOnce(ctx: StepContext): Promise<{ problems: string[]; starting: NodeStarting[] }> {
   const r = await ctx.facts.wait(clusterObjectsAgain.ask(15, objectsOf(ctx.inventory)));
-  if (r.code === NO_KUBECTL) return { problems: [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`], starting: [] };
-  if (r.code !== 0) return { problems: [`the API does not answer "kubectl get nodes" (kubectl exit ${r.code})`], starting: [] };
-  return { problems: problemsIn(ctx.inventory, r.stdout), starting: kubeletsStarting(r.stdout, ctx.inventory.workers.map((w) => w.hostname)) };
+  if (!r.ok && r.code === NO_KUBECTL) return { problems: [`kubectl is not installed on ${ctx.machine.hostname}, so the nodes cannot be asked for (run "hardway bootstrap-control-plane")`], starting: [] };
+  if (!r.ok) return { problems: [`the API does not answer "kubectl get nodes" (kubectl exit ${r.code})`], starting: [] };
+  return { problems: problemsIn(ctx.inventory, r.items), starting: kubeletsStarting(r.items, ctx.inventory.workers.map((w) => w.hostname)) };
 }
 
-/** The nodes' problems, then cluster DNS's, in one `kubectl get -o json` answer. */
-function problemsIn(inv: Inventory, json: string): string[] {
-  return [...nodeStates(json, inv.workers.map((w) => w.hostname)), ...dnsHealthProblems(inv, objectItems(json))];
+/** The nodes' problems, then cluster DNS's, among the objects read. */
+function problemsIn(inv: Inventory, items: readonly KubeObject[]): string[] {
+  return [...nodeStates(items, inv.workers.map((w) => w.hostname)), ...dnsHealthProblems(inv, items)];
 }
 
 /**
@@ -160,9 +159,9 @@ export interface NodeStarting {
   since: number;
 }
 
-/** The listed workers whose kubelet says it is still starting, in a `kubectl get -o json` answer. */
-export function kubeletsStarting(json: string, workers: readonly string[]): NodeStarting[] {
-  return objectItems<NodeObject>(json).flatMap((n) => {
+/** The listed workers whose kubelet says it is still starting, among the objects read. */
+export function kubeletsStarting(items: readonly KubeObject[], workers: readonly string[]): NodeStarting[] {
+  return (items as NodeObject[]).flatMap((n) => {
     if ((n.kind !== undefined && n.kind !== 'Node') || !workers.includes(n.metadata.name)) return [];
     const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
     if (!ready || ready.status === 'True' || !STARTING.test(ready.message ?? '')) return [];
@@ -180,10 +179,10 @@ interface NodeObject {
   items?: NodeObject[];
 }
 
-/** Problems with the listed workers in a `kubectl get -o json` answer (Nodes): missing, or not Ready (with the kubelet's reason). */
-export function nodeStates(json: string, workers: readonly string[]): string[] {
+/** Problems with the listed workers among the objects read (Nodes): missing, or not Ready (with the kubelet's reason). */
+export function nodeStates(items: readonly KubeObject[], workers: readonly string[]): string[] {
   const nodes = new Map<string, { status: string; reason?: string; message?: string } | undefined>();
-  for (const n of objectItems<NodeObject>(json)) {
+  for (const n of items as NodeObject[]) {
     if (n.kind === undefined || n.kind === 'Node') nodes.set(n.metadata.name, n.status?.conditions?.find((c) => c.type === 'Ready'));
   }
   return workers.flatMap((w) => {

@@ -34,3 +34,11 @@ export function hostConnector(inv: Pick<Inventory, 'settings'>, opts: TransportO
     return openTransport(host.machine, inv.settings.ssh, shown, knownHosts);
   };
 }
+
+/**
+ * The jumpbox's own transport outside a run's connector, for doctor's and its bundle's kubectl reads
+ * of the API (the registry's probes asked on this machine): local, each command stopped after `commandTimeoutMs`.
+ */
+export function jumpboxTransport(commandTimeoutMs?: number): Transport {
+  return new LocalTransport({ machine: 'jumpbox', commandTimeoutMs });
+}

@@ -7,7 +7,7 @@ import { sharedApiName } from '../../src/api-names.ts';
 import { identitiesFor } from '../../src/certs/identities.ts';
 import { kubeconfigsFor } from '../../src/certs/kubeconfig.ts';
 import { InputError } from '../../src/errors.ts';
-import { etcdHealthCommand } from '../../src/probes/etcdctl.ts';
+import { etcdHealthCommand, readEtcdHealth } from '../../src/probes/etcdctl.ts';
 import { etcdProblems, expectedServices } from '../../src/steps/verify.ts';
 import { workerPackages, WORKER_PACKAGES } from '../../src/steps/worker-os.ts';
 import { EXAMPLE, host, inventory, THREE_CP } from './render-fixtures.ts';
@@ -74,12 +74,12 @@ describe('workers and verify with several control planes', () => {
   it('names each control plane that is not a healthy etcd member, with what etcdctl said', () => {
     const healthy = (ip: string) => `https://${ip}:2379 is healthy: successfully committed proposal: took = 9.1ms`;
     const all = { code: 0, stdout: ['10.240.0.11', '10.240.0.12', '10.240.0.13'].map(healthy).join('\n') };
-    expect(etcdProblems(ha, all)).toEqual([]);
+    expect(etcdProblems(ha, readEtcdHealth(all))).toEqual([]);
     const one = { code: 1, stdout: `${healthy('10.240.0.11')}\n${healthy('10.240.0.13')}\nhttps://10.240.0.12:2379 is unhealthy: failed to commit proposal: context deadline exceeded\nError: unhealthy cluster` };
-    expect(etcdProblems(ha, one)).toEqual(['etcd member(s) not healthy over TLS: cp-2 (10.240.0.12): https://10.240.0.12:2379 is unhealthy: failed to commit proposal: context deadline exceeded']);
+    expect(etcdProblems(ha, readEtcdHealth(one))).toEqual(['etcd member(s) not healthy over TLS: cp-2 (10.240.0.12): https://10.240.0.12:2379 is unhealthy: failed to commit proposal: context deadline exceeded']);
     // A member missing from the member list altogether is named too.
     const missing = { code: 0, stdout: `${healthy('10.240.0.11')}\n${healthy('10.240.0.12')}` };
-    expect(etcdProblems(ha, missing)[0]).toMatch(/^etcd member\(s\) not healthy over TLS: cp-3 \(10\.240\.0\.13\)/);
-    expect(etcdProblems(single, { code: 1, stdout: 'x\nlast' })).toEqual(['etcd is not healthy over TLS: last']);
+    expect(etcdProblems(ha, readEtcdHealth(missing))[0]).toMatch(/^etcd member\(s\) not healthy over TLS: cp-3 \(10\.240\.0\.13\)/);
+    expect(etcdProblems(single, readEtcdHealth({ code: 1, stdout: 'x\nlast' }))).toEqual(['etcd is not healthy over TLS: last']);
   });
 });

@@ -13,9 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpsEndpoint, NoAnswer, WrongAnswer, jsonOf, type Limits } from '../../src/cluster-api/https-endpoint.ts';
 import { ClusterApi } from '../../src/cluster-api/cluster-api.ts';
 import { apiClientTls } from '../../src/cluster-api/credentials.ts';
-import { readDoctorLists } from '../../src/cluster-api/doctor-lists.ts';
 import { gatherApi } from '../../src/doctor/api.ts';
-import { podsLabelledAnswer } from '../../src/cluster-api/answers.ts';
+import { apiListsAnswer, podsLabelledAnswer } from '../../src/cluster-api/answers.ts';
 import type { Inventory } from '../../src/inventory.ts';
 import { project } from './step-plans.helpers.ts';
 
@@ -146,7 +145,7 @@ describe('the direct HTTPS client', () => {
       expect(() => jsonOf(a)).toThrow(WrongAnswer);
       expect(() => jsonOf(a)).toThrow(`https://127.0.0.1:${port}/api/v1/namespaces/kube-system/pods answered 200 but not with JSON ("<html><body>Please log in to the proxy</body></html>"): is a proxy or another server at that address?`);
       await expect(podsLabelledAnswer(e, 'kube-system', 'k8s-app=kube-dns')).rejects.toThrow(/answered 200 but not with JSON/);
-      await expect(readDoctorLists(e)).rejects.toThrow(/answered 200 but not with JSON/);
+      await expect(apiListsAnswer(e)).rejects.toThrow(/answered 200 but not with JSON/);
     } finally {
       e.close();
     }
@@ -171,6 +170,19 @@ describe('the direct HTTPS client', () => {
     } finally {
       api.close();
     }
+  });
+
+  it('doctor: an API server address that answers 200 but not JSON is evidence (its words), not a crash, and kubectl is not asked', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>proxy</html>');
+    };
+    const said: string[] = [];
+    const api = new ClusterApi(inv, { apiAddress: { host: '127.0.0.1', port } });
+    const evidence = await gatherApi(inv, { PATH: '' }, api, (l) => said.push(l));
+    expect(evidence.command).toMatch(/^GET https:\/\/127\.0\.0\.1:\d+ \/api\/v1\/nodes /);
+    expect(evidence.error).toMatch(/answered 200 but not with JSON/);
+    expect(said).toEqual([]);
   });
 
   it('doctor: a certificate that fails verification is warned too, then kubectl is asked', async () => {

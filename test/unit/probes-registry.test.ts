@@ -27,7 +27,9 @@ describe('the probe registry', () => {
   });
 
   it("every kubectl read is a probe of kubectl.ts, every etcdctl read one of etcdctl.ts, the waits among them", () => {
-    const samples: unknown[][] = [[], [['nodes/a']], ['a'], [5], [true], ['a', 'b'], [5, ['nodes/a']], [5, 'a', 'b']];
+    // The jumpbox's kubectl (doctor's lists, the bundle's tables) is asked with the kubectl it runs.
+    const jumpbox = { kubectl: 'kubectl', kubeconfig: 'pki/jumpbox.kubeconfig', server: 'https://10.240.0.10:6443' };
+    const samples: unknown[][] = [[], [['nodes/a']], ['a'], [5], [true], ['a', 'b'], [5, ['nodes/a']], [5, 'a', 'b'], [jumpbox], [jumpbox, 'nodes']];
     const commands = (p: { ask(...a: unknown[]): { cmd: { text: string } } }) => samples.flatMap((args) => {
       try {
         return [p.ask(...args).cmd.text];

@@ -14,24 +14,24 @@ const node = (name: string, status?: string, message?: string) => ({
 describe('verify: node states from the API', () => {
   it('names a missing node and a NotReady node with its reason', () => {
     const json = JSON.stringify({ items: [node('node-0', 'True'), node('node-1', 'Unknown', 'Kubelet stopped posting node status.')] });
-    expect(nodeStates(json, ['node-0', 'node-1', 'node-2'])).toEqual([
+    expect(nodeStates(objectItems(json), ['node-0', 'node-1', 'node-2'])).toEqual([
       'node node-1 is not Ready (Kubelet stopped posting node status.)',
       'node node-2 is not registered with the API (its kubelet never reached the API server)',
     ]);
   });
 
   it('all Ready: no problem', () => {
-    expect(nodeStates(JSON.stringify({ items: [node('node-0', 'True'), node('node-1', 'True')] }), ['node-0', 'node-1'])).toEqual([]);
+    expect(nodeStates(objectItems(JSON.stringify({ items: [node('node-0', 'True'), node('node-1', 'True')] })), ['node-0', 'node-1'])).toEqual([]);
   });
 
   it('a node with no conditions yet is not Ready', () => {
-    expect(nodeStates(JSON.stringify({ items: [node('node-0')] }), ['node-0'])).toEqual(['node node-0 is not Ready']);
+    expect(nodeStates(objectItems(JSON.stringify({ items: [node('node-0')] })), ['node-0'])).toEqual(['node node-0 is not Ready']);
   });
 
   it('reads one Node answered as the object itself (one worker), and skips other kinds in a shared List', () => {
-    expect(nodeStates(JSON.stringify({ kind: 'Node', ...node('node-0', 'True') }), ['node-0'])).toEqual([]);
+    expect(nodeStates(objectItems(JSON.stringify({ kind: 'Node', ...node('node-0', 'True') })), ['node-0'])).toEqual([]);
     const shared = { kind: 'List', items: [{ kind: 'ClusterRole', metadata: { name: 'node-1' } }, { kind: 'Node', ...node('node-0', 'True') }] };
-    expect(nodeStates(JSON.stringify(shared), ['node-0', 'node-1'])).toEqual(['node node-1 is not registered with the API (its kubelet never reached the API server)']);
+    expect(nodeStates(objectItems(JSON.stringify(shared)), ['node-0', 'node-1'])).toEqual(['node node-1 is not registered with the API (its kubelet never reached the API server)']);
   });
 });
 
@@ -69,7 +69,7 @@ describe('many nodes are read as one list', () => {
     const items = objectItems<{ kind?: string; items?: never[] }>(`${rbac}\n${list}\n`);
     expect(items.map((i) => i.kind)).toEqual(['ClusterRole', 'Node', 'Node']);
     // Nodes the inventory does not name (in the list of every Node) are no problem of verify's.
-    expect(nodeStates(`${rbac}\n${list}\n`, ['node-0', 'node-1'])).toEqual(['node node-1 is not registered with the API (its kubelet never reached the API server)']);
+    expect(nodeStates(objectItems(`${rbac}\n${list}\n`), ['node-0', 'node-1'])).toEqual(['node node-1 is not registered with the API (its kubelet never reached the API server)']);
   });
 });
 
@@ -100,7 +100,7 @@ describe('verify: a kubelet that is still starting is waited for, not a fault', 
       starting('other', '2026-12-02T15:00:00Z'),
       starting('node-5', ''),
     ] });
-    expect(kubeletsStarting(json, ['node-0', 'node-1', 'node-2', 'node-3', 'node-4', 'node-5'])).toEqual([
+    expect(kubeletsStarting(objectItems(json), ['node-0', 'node-1', 'node-2', 'node-3', 'node-4', 'node-5'])).toEqual([
       { node: 'node-0', since: Date.parse('2026-12-02T15:00:00Z') },
       { node: 'node-1', since: Date.parse('2026-12-02T15:01:00Z') },
     ]);
@@ -119,7 +119,7 @@ describe('verify: a kubelet that is still starting is waited for, not a fault', 
 
   it('when it gives up, says the kubelet is still starting and what to run to check again', () => {
     const json = JSON.stringify({ items: [starting('node-1', '2026-12-02T15:00:00Z')] });
-    expect(nodeStates(json, ['node-1'])).toEqual([
+    expect(nodeStates(objectItems(json), ['node-1'])).toEqual([
       `node node-1 is not Ready yet: its kubelet is still starting (${PLEG}); verify waits up to ${KUBELET_START_WAIT_S} s from its start. ` +
         'Check again with "hardway verify" (or "hardway doctor --node node-1")',
     ]);

@@ -3,7 +3,7 @@
 // of what hardway applies, and the wait for an API server that has just started.
 import type { StepContext } from '../../engine/types.ts';
 import { FailureError, PreconditionError } from '../../errors.ts';
-import { apiReady, clusterObjects, objectItems, type KubeObject } from '../../probes/kubectl.ts';
+import { apiReady, clusterObjects, type KubeObject } from '../../probes/kubectl.ts';
 import { apiServerState } from '../../probes/systemd.ts';
 import { numberOption } from '../options.ts';
 
@@ -34,20 +34,20 @@ export async function readLiveObjects<T extends KubeObject>(ctx: StepContext, re
       `run "${before}" first`);
   }
   let live = objects;
-  if (live.code !== 0) {
+  if (!live.ok) {
     // Just started: wait for /readyz, then read the objects again.
     const timeoutS = ctx.options.dryRun ? 1 : numberOption(ctx.options, 'api-timeout');
     const up = await ctx.facts.wait(apiReady.ask(timeoutS));
-    if (up.code !== 0) {
+    if (!up.ok) {
       if (ctx.options.dryRun) return { notYet: 'the API is not answering yet; applied once it does' };
       throw new PreconditionError(
-        `the API server at https://127.0.0.1:${ctx.inventory.settings.apiPort} did not answer within ${timeoutS}s: ${up.stdout.trim().split('\n').pop()}`,
+        `the API server at https://127.0.0.1:${ctx.inventory.settings.apiPort} did not answer within ${timeoutS}s: ${up.said}`,
         'check "journalctl -u kube-apiserver" on the control-plane machine; rerun when it answers',
       );
     }
     const { again } = await ctx.facts.ask({ again: clusterObjects.ask(resources) });
-    if (again.code !== 0) throw new FailureError(`cannot read ${resources.join(', ')} from the cluster (kubectl exit ${again.code})`);
+    if (!again.ok) throw new FailureError(`cannot read ${resources.join(', ')} from the cluster (kubectl exit ${again.code})`);
     live = again;
   }
-  return { items: objectItems<T>(live.stdout) };
+  return { items: live.items as T[] };
 }
