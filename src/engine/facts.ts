@@ -102,7 +102,7 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
     // Digests to remember go first, so this batch's own lookups already find them.
     const requests = [...remembered.splice(0), ...asked];
     const stdin = requests.map(encodeRequest).join('\n') + '\n';
-    const r = await transport.exec(blob ? script : scriptFor(false), { stdin, logAs: `facts: ${requests.length} request(s)` });
+    const r = await transport.exec(blob ? script : scriptFor(false), { stdin, logAs: `facts: ${requests.length} request(s)`, probes: requests.filter(isProbeRequest) });
     const lines = r.stdout.split('\n');
     const short = () => new Error(`${transport.machine}: reading facts failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
     if (r.code !== 0 || lines.length < requests.length) throw short();
@@ -144,7 +144,7 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
   };
   const wait: Facts['wait'] = async (req) => {
     registered(req);
-    const r = await transport.exec(scriptFor(false), { stdin: encodeRequest(req) + '\n', logAs: `facts: wait ${req.probe}`, timeoutMs: (req.waitMs ?? 0) + WAIT_SLACK_MS });
+    const r = await transport.exec(scriptFor(false), { stdin: encodeRequest(req) + '\n', logAs: `facts: wait ${req.probe}`, probes: [req], timeoutMs: (req.waitMs ?? 0) + WAIT_SLACK_MS });
     const lines = r.stdout.split('\n');
     if (r.code !== 0 || lines.length < 2) throw new Error(`${transport.machine}: waiting (${req.probe}) failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
     const last = /^\d+ [+-]$/.test(lines[0]!) ? lines.indexOf(end, 1) : -1;
