@@ -1,6 +1,8 @@
 // Facts: read-only questions to a machine, answered in ONE remote command per batch. Requests go
 // on stdin (one per line) to a constant script, so the command line stays short whatever the
-// number of files, and a fake transport can answer the same protocol in unit tests.
+// number of files, and a fake transport can answer the same protocol in unit tests: the batch's
+// probes also go to the transport by name and arguments (ExecOptions.probes), which the test
+// machines answer by and a real transport ignores.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
