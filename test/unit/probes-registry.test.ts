@@ -96,6 +96,23 @@ describe('the test machine answers a probe by its name and arguments', () => {
     expect(fake.commands).toContain("facts: probe stat -c %a '/x y' 2>/dev/null");
   });
 
+  it('each probe line meets its own arguments: after remembered digests and file reads, and merged by plans asking at once', async () => {
+    const fake = new FakeTransport('node-0', { files: { '/etc/a': 'a\n' } });
+    const sent: string[][] = [];
+    fake.answer(systemd.serviceStates, (services) => (sent.push([...services]), { code: 0, stdout: services.map((n) => `Id=${n}.service\nActiveState=active\n`).join('\n') }));
+    const facts = createFacts(fake);
+    facts.remember('/etc/a', 'ab'.repeat(32));
+    const [file, , states] = await facts.batch([{ op: 'S', path: '/etc/a' }, names.hostname.ask(), systemd.serviceStates.ask(['etcd'])]);
+    expect(file).toMatchObject({ exists: true });
+    expect(systemd.serviceStates.ask(['etcd']).parse(states as never).get('etcd')).toMatchObject({ active: 'active' });
+    const { coalescedFacts } = await import('../../src/engine/coalesced-facts.ts');
+    const shared = coalescedFacts(createFacts(fake));
+    await Promise.all([shared.ask({ s: systemd.serviceStates.ask(['kubelet']) }), shared.ask({ h: names.hostname.ask(), s: systemd.serviceStates.ask(['containerd']) })]);
+    // The merged request's arguments are the union its one command asks for.
+    expect(sent).toEqual([['etcd'], ['kubelet', 'containerd']]);
+    expect(fake.commands.filter((c) => c.startsWith('facts: H '))).toEqual(['facts: H /etc/a']);
+  });
+
   it('a probe of the registry the machine has no answer for is an error naming it', async () => {
     const facts = createFacts(new FakeTransport('node-0'));
     await expect(facts.ask({ r: network.routes.ask() })).rejects.toThrow('node-0: the fake machine has no answer for probe "routes"');
