@@ -1,6 +1,8 @@
 // Facts: read-only questions to a machine, answered in ONE remote command per batch. Requests go
 // on stdin (one per line) to a constant script, so the command line stays short whatever the
-// number of files, and a fake transport can answer the same protocol in unit tests.
+// number of files, and a fake transport can answer the same protocol in unit tests: the batch's
+// probes also go to the transport by name and arguments (ExecOptions.probes), which the test
+// machines answer by and a real transport ignores.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -108,7 +110,7 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
     // Digests to remember go first, so this batch's own lookups already find them.
     const requests = [...remembered.splice(0), ...asked];
     const stdin = requests.map(encodeRequest).join('\n') + '\n';
-    const r = await transport.exec(blob ? script : scriptFor(false), { stdin, logAs: `facts: ${requests.length} request(s)` });
+    const r = await transport.exec(blob ? script : scriptFor(false), { stdin, logAs: `facts: ${requests.length} request(s)`, probes: requests.filter(isProbeRequest) });
     const lines = r.stdout.split('\n');
     const short = () => new Error(`${transport.machine}: reading facts failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
     if (r.code !== 0 || lines.length < requests.length) throw short();
@@ -150,7 +152,7 @@ export function createFacts(transport: Transport, log: (line: string) => void = 
   };
   const wait: Facts['wait'] = async (req) => {
     registered(req);
-    const r = await transport.exec(scriptFor(false), { stdin: encodeRequest(req) + '\n', logAs: `facts: wait ${req.probe}`, timeoutMs: (req.waitMs ?? 0) + WAIT_SLACK_MS });
+    const r = await transport.exec(scriptFor(false), { stdin: encodeRequest(req) + '\n', logAs: `facts: wait ${req.probe}`, probes: [req], timeoutMs: (req.waitMs ?? 0) + WAIT_SLACK_MS });
     const lines = r.stdout.split('\n');
     if (r.code !== 0 || lines.length < 2) throw new Error(`${transport.machine}: waiting (${req.probe}) failed (exit ${r.code}): ${r.stderr.trim() || 'short output'}`);
     const last = /^\d+ [+-]$/.test(lines[0]!) ? lines.indexOf(end, 1) : -1;

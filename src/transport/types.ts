@@ -8,6 +8,12 @@ export interface ExecResult {
   stderr: string;
 }
 
+/** One probe of a facts batch, by its registry name and the arguments it was asked with. */
+export interface ProbeAsked {
+  readonly probe: string;
+  readonly args: readonly unknown[];
+}
+
 /** Options for one exec. */
 export interface ExecOptions {
   /** Data written to the command's stdin, then closed. */
@@ -19,6 +25,12 @@ export interface ExecOptions {
    * script, whose every answer is logged on its own line already.
    */
   logAs?: string;
+  /**
+   * The probes the facts script's stdin asks, in the order of their lines: for a transport that
+   * answers a probe by its name and arguments instead of running its command (the test machines).
+   * A transport that runs commands ignores it: what is sent and what runs are the same either way.
+   */
+  probes?: readonly ProbeAsked[];
 }
 
 /** Where an upload's bytes come from: memory, or a local file streamed from disk (large binaries). */

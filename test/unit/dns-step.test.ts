@@ -9,6 +9,8 @@ import type { Change } from '../../src/engine/types.ts';
 import type { Inventory } from '../../src/inventory.ts';
 import { dnsStep } from '../../src/steps/dns.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
+import { FakeMachineError } from '../fixtures/fake-transport.ts';
+import { rolloutDone } from '../../src/probes/kubectl.ts';
 import { planOn, project } from './step-plans.helpers.ts';
 import { stepOptions } from './engine.helpers.ts';
 
@@ -120,7 +122,10 @@ describe('dns step', () => {
   describe('after applying, verify waits for the rollout', () => {
     const timedOut = () => ({ code: 1, stdout: 'error: timed out waiting for the condition\n', stderr: '' });
     const verifyOn = async (t: ReturnType<typeof debianMachine>, pods: Record<string, unknown>[], rollout: () => { code: number; stdout: string; stderr: string } = timedOut) => {
-      t.handlers.push([/rollout status deployment\/coredns -n kube-system --timeout=60s/, rollout]);
+      t.answer(rolloutDone, (timeoutS, deployment, namespace) => {
+        if (`${deployment} ${namespace} ${timeoutS}` !== 'coredns kube-system 60') throw new FakeMachineError(`asked the rollout of ${deployment} in ${namespace} for ${timeoutS}s`);
+        return rollout();
+      });
       t.state.dnsPods = pods;
       const lines: string[] = [];
       const log = { info: (l: string) => void lines.push(l), debug: () => undefined };

@@ -12,6 +12,8 @@ import { InputError } from '../../src/errors.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { WORKER } from '../../src/layout.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
+import { routes } from '../../src/probes/network.ts';
+import { journalTails, serviceStates } from '../../src/probes/systemd.ts';
 import { unpackBundle } from '../helpers/unpack-bundle.ts';
 import { capture, MACHINES } from './engine.helpers.ts';
 
@@ -53,11 +55,12 @@ describe('doctor --bundle', () => {
       [WORKER.kubeletKey]: { content: p.kubeletKey, mode: 0o600 },
       [WORKER.kubeletKubeconfig]: { content: p.kubeconfig.replace('token', 'tokens'), mode: 0o600 },
     } });
-    worker.handlers.push(
-      [/^systemctl show -p Id/, () => ({ code: 0, stdout: 'Id=containerd.service\nUnitFileState=enabled\nActiveState=active\nLoadState=loaded\n\nId=kubelet.service\nUnitFileState=enabled\nActiveState=failed\nLoadState=loaded\n\nId=kube-proxy.service\nUnitFileState=enabled\nActiveState=active\nLoadState=loaded\n', stderr: '' })],
-      [/^for s in .* journalctl -u "\$s" -n 60/, () => ({ code: 0, stdout: `== kubelet\nE1202 kubelet: bad key ${p.kubeletKey}\nE1202 token ${p.token} client-key-data ${b64(p.kubeletKey)}\n== kube-proxy\nI1202 started\n`, stderr: '' })],
-      [/^ip -4 route show$/, () => ({ code: 0, stdout: 'default via 10.240.0.1 dev eth0\n10.200.1.0/24 via 10.240.0.21 dev eth0\n', stderr: '' })],
-    );
+    worker.answer(serviceStates, () => ({ code: 0, stdout: 'Id=containerd.service\nUnitFileState=enabled\nActiveState=active\nLoadState=loaded\n\nId=kubelet.service\nUnitFileState=enabled\nActiveState=failed\nLoadState=loaded\n\nId=kube-proxy.service\nUnitFileState=enabled\nActiveState=active\nLoadState=loaded\n' }))
+      .answer(journalTails, (_services, lines) => {
+        if (lines !== 60) throw new Error(`the bundle asked ${lines} journal lines`);
+        return { code: 0, stdout: `== kubelet\nE1202 kubelet: bad key ${p.kubeletKey}\nE1202 token ${p.token} client-key-data ${b64(p.kubeletKey)}\n== kube-proxy\nI1202 started\n` };
+      })
+      .answer(routes, () => ({ code: 0, stdout: 'default via 10.240.0.1 dev eth0\n10.200.1.0/24 via 10.240.0.21 dev eth0\n' }));
     const server = new FakeTransport('server');
     server.execError = new Error('connect ECONNREFUSED 10.240.0.10:22');
     const fakes = new Map([['node-0', worker], ['server', server]]);

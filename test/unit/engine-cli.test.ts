@@ -125,7 +125,7 @@ describe('run log', () => {
   it('is 0600 in a 0700 logs/ dir and has every remote command with its output', async () => {
     const dir = projectDir();
     const fakes = fakeCluster(inventoryOf(), simple);
-    fakes.get('node-0')!.handlers.push([/^getent hosts server$/, () => ({ code: 0, stdout: '10.240.0.10  server.kubernetes.local server\n', stderr: '' })]);
+    fakes.get('node-0')!.getentOverrides.set('server', '10.240.0.10  server.kubernetes.local server');
     await runCommand('pin-hosts', [], dir, fakes);
     const logs = join(dir, 'logs');
     expect(statSync(logs).mode & 0o777).toBe(0o700);

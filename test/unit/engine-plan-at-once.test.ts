@@ -9,6 +9,8 @@ import { inspect } from '../../src/steps/support/inspect.ts';
 import { FailureError } from '../../src/errors.ts';
 import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
 import { apiReady } from '../../src/probes/kubectl.ts';
+import { aptSources, brNetfilterState, cgroupControllers, clock, freeKilobytes, installedPackages, listeners, pathsPresent } from '../../src/probes/system.ts';
+import { serviceStates } from '../../src/probes/systemd.ts';
 
 const fileStep = (name: string, path: string): Step => ({
   name,
@@ -57,7 +59,7 @@ describe('planning every step at once', () => {
   it('a plan that needs a command of its own (a wait) makes the steps plan one by one', async () => {
     const inv = inventoryOf();
     const fakes = fakeCluster(inv);
-    for (const f of fakes.values()) f.handlers.push([/^\{ for i in \$\(seq 1\); do out=\$\(kubectl /, () => ({ code: 0, stdout: '', stderr: '' })]);
+    for (const f of fakes.values()) f.answer(apiReady, () => ({ code: 0, stdout: '' }));
     const waits: Step = { name: 'waits', title: 'Wait', targets: (inv) => inv.machines, plan: async (ctx) => (await ctx.facts.wait(apiReady.ask(1)), []) };
     await runEngine(steps, inv, fakes);
     reset(fakes);
@@ -82,10 +84,11 @@ describe('planning every step at once', () => {
     const fakes = fakeCluster(inv);
     const shown: string[] = [];
     for (const f of fakes.values()) {
-      f.handlers.push([/^systemctl show -p Id (?:-p \S+ )*(.+?); for s in /, (m) => {
-        shown.push(`${f.machine}: ${m[1]}`);
-        return { code: 0, stdout: m[1]!.split(' ').map((id) => `Id=${id}\nUnitFileState=enabled\nActiveState=active\nLoadState=loaded\n`).join('\n'), stderr: '' };
-      }]);
+      f.answer(serviceStates, (services) => {
+        // As systemctl is asked: by unit.
+        shown.push(`${f.machine}: ${services.map((s) => `${s}.service`).join(' ')}`);
+        return { code: 0, stdout: services.map((s) => `Id=${s}.service\nUnitFileState=enabled\nActiveState=active\nLoadState=loaded\n`).join('\n') };
+      });
     }
     const wants = (name: string, service: string): Step => ({
       name, title: name, targets: (inv) => inv.machines,
@@ -155,7 +158,7 @@ describe('planning every step at once', () => {
     it('a check that needs a command of its own (a wait) runs again in its step, and the wait is made once', async () => {
       const inv = inventoryOf();
       const fakes = fakeCluster(inv);
-      for (const f of fakes.values()) f.handlers.push([/^\{ for i in \$\(seq 1\); do out=\$\(kubectl /, () => ({ code: 0, stdout: '', stderr: '' })]);
+      for (const f of fakes.values()) f.answer(apiReady, () => ({ code: 0, stdout: '' }));
       const waits: Step = {
         kind: 'check', name: 'waits', title: 'Wait', targets: (inv) => inv.machines,
         // It swallows what the wait threw: the at-once round must not keep that outcome.
@@ -194,16 +197,14 @@ describe('preflight in the at-once round', () => {
   /** What a machine hardway can run on answers the preflight checks' probes (its clock `offS` off). */
   const preflightAnswers = (f: ReturnType<typeof fakeCluster> extends Map<string, infer T> ? T : never, offS = 0) => {
     const ok = (stdout: string) => ({ code: 0, stdout, stderr: '' });
-    f.handlers.push(
-      [/^ls -1d -- \/run\/systemd\/system 2>\/dev\/null; :$/, () => ok('/run/systemd/system\n')],
-      [/^command -v ss >\/dev\/null \|\| /, () => ok('')],
-      [/^if \[ -e \/proc\/sys\/net\/bridge\/bridge-nf-call-iptables \]/, () => ok('present\n')],
-      [/^date \+%s$/, () => ok(`${Math.floor(Date.now() / 1000) + offS}\n`)],
-      [/^df -Pk \/var\/lib 2>\/dev\/null$/, () => ok('Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/vda 263174212 28000000 78000000 27% /\n')],
-      [/^if \[ -f \/sys\/fs\/cgroup\/cgroup\.controllers \]/, () => ok('v2 cpu memory pids\n')],
-      [/^dpkg-query -W -f=/, () => ok('socat install ok installed\nconntrack install ok installed\nipset install ok installed\nkmod install ok installed\niptables install ok installed\n')],
-      [/^command -v apt-get >\/dev\/null && echo apt;/, () => ok('apt\n1\n')],
-    );
+    f.answer(pathsPresent, (paths) => ok(paths.filter((p) => p === '/run/systemd/system').map((p) => `${p}\n`).join('')))
+      .answer(listeners, () => ok(''))
+      .answer(brNetfilterState, () => ok('present\n'))
+      .answer(clock, () => ok(`${Math.floor(Date.now() / 1000) + offS}\n`))
+      .answer(freeKilobytes, () => ok('Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/vda 263174212 28000000 78000000 27% /\n'))
+      .answer(cgroupControllers, () => ok('v2 cpu memory pids\n'))
+      .answer(installedPackages, () => ok('socat install ok installed\nconntrack install ok installed\nipset install ok installed\nkmod install ok installed\niptables install ok installed\n'))
+      .answer(aptSources, () => ok('apt\n1\n'));
   };
 
   it("a no-op rerun asks each machine once, preflight's probes included; a failed check is reported from that same round", async () => {

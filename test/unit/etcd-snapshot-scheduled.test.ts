@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { fetchScheduled, listScheduled } from '../../src/etcd-snapshot/scheduled.ts';
 import { FailureError, InputError } from '../../src/errors.ts';
-import { parseScheduledSnapshots } from '../../src/probes/system.ts';
+import { parseScheduledSnapshots, scheduledSnapshots } from '../../src/probes/system.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
 import { inventoryOf } from './engine.helpers.ts';
 
@@ -25,8 +25,8 @@ const LISTED = 'etcd-snapshot-20261206T220100Z.db 16416 812\netcd-snapshot-20261
 /** The first control plane, with two scheduled snapshots (one of them readable as `content`). */
 function holder(content: Buffer) {
   const t = new FakeTransport('server');
+  t.answer(scheduledSnapshots, (dir, _etcdctl) => ({ code: 0, stdout: dir === '/var/backups/etcd-snapshots' ? LISTED : '' }));
   t.handlers.push(
-    [/^cd \/var\/backups\/etcd-snapshots 2>\/dev\/null \|\| exit 0; for f in etcd-snapshot-\*\.db; do /, () => ({ code: 0, stdout: LISTED, stderr: '' })],
     [/^base64 -w 0 \/var\/backups\/etcd-snapshots\/(\S+)$/, () => ({ code: 0, stdout: content.toString('base64'), stderr: '' })],
   );
   return t;

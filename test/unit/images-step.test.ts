@@ -14,7 +14,8 @@ import { PAUSE_IMAGE, WEB_IMAGE } from '../../src/images/names.ts';
 import { archiveImages, type ArchiveImage } from '../../src/images/oci.ts';
 import type { Inventory } from '../../src/inventory.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
-import { CTR_IMAGES_LS as LS, imagesListing } from '../fixtures/ctr-images.ts';
+import { imagesListing } from '../fixtures/ctr-images.ts';
+import { images as imagesProbe } from '../../src/probes/containerd.ts';
 import { fakeCluster, inventoryOf, runEngine } from './engine.helpers.ts';
 
 const DIR = '/var/lib/hardway/images';
@@ -42,11 +43,8 @@ function projectWithImages(): { inv: Inventory; byName: Map<string, ArchiveImage
 
 /** A worker whose containerd holds `images` (name -> digest) and imports archives it is given. */
 function withContainerd(t: FakeTransport, images: Map<string, string>, contents: Contents, opts: { down?: boolean } = {}): FakeTransport {
+  t.answer(imagesProbe, (names) => (opts.down ? { code: 1, stdout: '' } : { code: 0, stdout: imagesListing(names, images) }));
   t.handlers.push(
-    [LS, (m) => {
-      if (opts.down) return { code: 1, stdout: '', stderr: 'ctr: failed to dial "/run/containerd/containerd.sock"' };
-      return { code: 0, stdout: imagesListing(m, images), stderr: '' };
-    }],
     [IMPORT, (m, fake) => {
       const file = fake.files.get(m[1]!);
       if (!file) return { code: 1, stdout: '', stderr: `ctr: open ${m[1]}: no such file or directory` };
@@ -197,7 +195,7 @@ describe('the images probe: filtered to the names asked, one call for every plan
     const { images } = await import('../../src/probes/containerd.ts');
     const digest = `sha256:${'ab'.repeat(32)}`;
     const t = new FakeTransport('node-0');
-    t.handlers.push([LS, (m) => ({ code: 0, stdout: imagesListing(m, [['r.io/a:1', digest], ['r.io/b:1', digest], ['r.io/c:1', digest]]), stderr: '' })]);
+    t.answer(images, (names) => ({ code: 0, stdout: imagesListing(names, [['r.io/a:1', digest], ['r.io/b:1', digest], ['r.io/c:1', digest]]) }));
     const facts = coalescedFacts(createFacts(t));
     const [x, y] = await Promise.all([facts.ask({ i: images.ask(['r.io/a:1']) }), facts.ask({ i: images.ask(['r.io/b:1', 'r.io/gone:1']) })]);
     expect(t.commands.filter((c) => c.includes('images ls'))).toEqual([`facts: probe /usr/local/bin/ctr -n k8s.io images ls 'name=="r.io/a:1"' 'name=="r.io/b:1"' 'name=="r.io/gone:1"'`]);

@@ -100,7 +100,7 @@ describe('pin-hosts on a fresh Debian machine with cloud-init', () => {
   it('fails verification when a name does not resolve to its IP on the machine', async () => {
     const inv = inventoryOf();
     const fakes = fakeCluster(inv, (h) => freshDebian(h));
-    fakes.get('node-0')!.handlers.push([/^getent hosts server$/, () => ({ code: 0, stdout: '10.9.9.9        server\n', stderr: '' })]);
+    fakes.get('node-0')!.getentOverrides.set('server', '10.9.9.9        server');
     const { result } = await runEngine([pinHostsStep], inv, fakes);
     expect(result.results.map((r) => r.status)).toEqual(['changed', 'failed', 'changed']);
     expect(result.results[1]!.error).toContain('node-0: names do not resolve as pinned: server -> 10.9.9.9 (want 10.240.0.10)');

@@ -15,6 +15,7 @@ import { ETCD_FREE_KB, PREFLIGHT, type AskedAt } from '../../src/steps/preflight
 import { routesStep } from '../../src/steps/routes.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
+import { aptSources, brNetfilterState, cgroupControllers, clock, freeKilobytes, listeners, pathsPresent } from '../../src/probes/system.ts';
 import { inventoryOf, stepOptions } from './engine.helpers.ts';
 
 const inv = inventoryOf();
@@ -93,15 +94,13 @@ describe('preflight checks, each judged from its answers', () => {
 function machine(name: string, bad: { clockOffS?: number; ss?: string } = {}) {
   const t = debianMachine(name);
   const ok = (stdout: string) => ({ code: 0, stdout, stderr: '' });
-  t.handlers.push(
-    [/^ls -1d -- \/run\/systemd\/system 2>\/dev\/null; :$/, () => ok('/run/systemd/system\n')],
-    [/^command -v ss >\/dev\/null \|\| /, () => ok(bad.ss ?? 'LISTEN 0 128 0.0.0.0:22 0.0.0.0:* users:(("sshd",pid=1,fd=3))\n')],
-    [/^if \[ -e \/proc\/sys\/net\/bridge\/bridge-nf-call-iptables \]/, () => ok('loadable\n')],
-    [/^date \+%s$/, () => ok(`${Math.floor(Date.now() / 1000) + (bad.clockOffS ?? 0)}\n`)],
-    [/^df -Pk \/var\/lib 2>\/dev\/null$/, () => ok('Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/vda 263174212 28000000 78000000 27% /\n')],
-    [/^if \[ -f \/sys\/fs\/cgroup\/cgroup\.controllers \]/, () => ok('v2 cpuset cpu io memory pids\n')],
-    [/^command -v apt-get >\/dev\/null && echo apt;/, () => ok('apt\n1\n')],
-  );
+  t.answer(pathsPresent, (paths) => ok(paths.filter((p) => p === '/run/systemd/system').map((p) => `${p}\n`).join('')))
+    .answer(listeners, () => ok(bad.ss ?? 'LISTEN 0 128 0.0.0.0:22 0.0.0.0:* users:(("sshd",pid=1,fd=3))\n'))
+    .answer(brNetfilterState, () => ok('loadable\n'))
+    .answer(clock, () => ok(`${Math.floor(Date.now() / 1000) + (bad.clockOffS ?? 0)}\n`))
+    .answer(freeKilobytes, () => ok('Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/vda 263174212 28000000 78000000 27% /\n'))
+    .answer(cgroupControllers, () => ok('v2 cpuset cpu io memory pids\n'))
+    .answer(aptSources, () => ok('apt\n1\n'));
   return t;
 }
 

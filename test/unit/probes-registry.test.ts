@@ -1,6 +1,7 @@
 // The registry of probes (src/probes/index.ts): every probe hardway has, each under a name of its
 // own; facts run only the registry's own probes, and the test machine accepts only their names,
-// so what tests allow and what production asks cannot drift apart.
+// so what tests allow and what production asks cannot drift apart; it answers each by that name
+// from the arguments the probe was asked with.
 import { describe, expect, it } from 'vitest';
 import * as containerd from '../../src/probes/containerd.ts';
 import * as etcdctl from '../../src/probes/etcdctl.ts';
@@ -12,7 +13,7 @@ import * as system from '../../src/probes/system.ts';
 import * as systemd from '../../src/probes/systemd.ts';
 import { PROBES } from '../../src/probes/index.ts';
 import { probe } from '../../src/probes/probe.ts';
-import { createFacts } from '../../src/engine/facts.ts';
+import { createFacts, FACTS_SCRIPT } from '../../src/engine/facts.ts';
 import { sh } from '../../src/shell.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
 import { LocalTransport } from '../../src/transport/local.ts';
@@ -79,5 +80,51 @@ describe('the probe registry', () => {
     await expect(open.ask({ x: madeUp.ask() })).rejects.toThrow('asked "made-up", which is not a probe of the registry');
     const facts = createFacts(fake);
     expect(await facts.ask({ h: names.hostname.ask() })).toEqual({ h: 'node-0' });
+  });
+});
+
+describe('the test machine answers a probe by its name and arguments', () => {
+  it('calls the answer of that name with the arguments the probe was asked with, as the real batch script carries them', async () => {
+    const fake = new FakeTransport('node-0');
+    const asked: unknown[][] = [];
+    fake.answer(system.pathMode, (path) => (asked.push([path]), { code: 0, stdout: path === '/var/lib/etcd' ? '700\n' : '' }))
+      .answer(system.sysctls, (keys) => (asked.push([...keys]), { code: 0, stdout: keys.map((k) => `${k} = 1\n`).join('') }));
+    const facts = createFacts(fake);
+    const got = await facts.ask({ etcd: system.pathMode.ask('/var/lib/etcd'), other: system.pathMode.ask('/x y'), k: system.sysctls.ask(['net.ipv4.ip_forward']) });
+    expect(got).toEqual({ etcd: '700', other: '', k: new Map([['net.ipv4.ip_forward', '1']]) });
+    expect(asked).toEqual([['/var/lib/etcd'], ['/x y'], ['net.ipv4.ip_forward']]);
+    // One batch of the real script's text; each probe logged with the command a machine would run.
+    expect(fake.factBatches).toBe(1);
+    expect(fake.commands).toContain("facts: probe stat -c %a '/x y' 2>/dev/null");
+  });
+
+  it('each probe line meets its own arguments: after remembered digests and file reads, and merged by plans asking at once', async () => {
+    const fake = new FakeTransport('node-0', { files: { '/etc/a': 'a\n' } });
+    const sent: string[][] = [];
+    fake.answer(systemd.serviceStates, (services) => (sent.push([...services]), { code: 0, stdout: services.map((n) => `Id=${n}.service\nActiveState=active\n`).join('\n') }));
+    const facts = createFacts(fake);
+    facts.remember('/etc/a', 'ab'.repeat(32));
+    const [file, , states] = await facts.batch([{ op: 'S', path: '/etc/a' }, names.hostname.ask(), systemd.serviceStates.ask(['etcd'])]);
+    expect(file).toMatchObject({ exists: true });
+    expect(systemd.serviceStates.ask(['etcd']).parse(states as never).get('etcd')).toMatchObject({ active: 'active' });
+    const { coalescedFacts } = await import('../../src/engine/coalesced-facts.ts');
+    const shared = coalescedFacts(createFacts(fake));
+    await Promise.all([shared.ask({ s: systemd.serviceStates.ask(['kubelet']) }), shared.ask({ h: names.hostname.ask(), s: systemd.serviceStates.ask(['containerd']) })]);
+    // The merged request's arguments are the union its one command asks for.
+    expect(sent).toEqual([['etcd'], ['kubelet', 'containerd']]);
+    expect(fake.commands.filter((c) => c.startsWith('facts: H '))).toEqual(['facts: H /etc/a']);
+  });
+
+  it('a probe of the registry the machine has no answer for is an error naming it', async () => {
+    const facts = createFacts(new FakeTransport('node-0'));
+    await expect(facts.ask({ r: network.routes.ask() })).rejects.toThrow('node-0: the fake machine has no answer for probe "routes"');
+  });
+
+  it('refuses a batch whose probe line comes without its arguments, or carries another command than they make', async () => {
+    const fake = new FakeTransport('node-0');
+    const script = FACTS_SCRIPT;
+    await expect(fake.exec(script, { stdin: 'p hostname printf node-0\n' })).rejects.toThrow('probe "hostname" came without its arguments');
+    await expect(fake.exec(script, { stdin: 'p path-mode touch /tmp/x\n', probes: [{ probe: 'path-mode', args: ['/etc'] }] }))
+      .rejects.toThrow('probe "path-mode" sent "touch /tmp/x", not the command its arguments make: "stat -c %a /etc 2>/dev/null"');
   });
 });

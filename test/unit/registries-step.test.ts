@@ -10,7 +10,8 @@ import { parseInventory, type Inventory } from '../../src/inventory.ts';
 import { containerdStep } from '../../src/steps/containerd.ts';
 import { staleRegistryChanges } from '../../src/steps/support/registry-dirs.ts';
 import { markedRegistryDirs } from '../../src/probes/containerd.ts';
-import { escapeRegExp, FakeTransport } from '../fixtures/fake-transport.ts';
+import { FakeMachineError, FakeTransport } from '../fixtures/fake-transport.ts';
+import { serviceStates } from '../../src/probes/systemd.ts';
 import { MACHINES, projectDir, runEngine } from './engine.helpers.ts';
 
 const CERTS = '/etc/containerd/certs.d';
@@ -43,10 +44,19 @@ function inventoryWith(dir: string, clusterYaml: string): Inventory {
 function worker(name: string): FakeTransport & { restarts: number; containerd: { enabled: string; active: string } } {
   const t = Object.assign(new FakeTransport(name), { restarts: 0, containerd: { enabled: '', active: 'inactive' } });
   const text = (s: string) => ({ code: 0, stdout: s, stderr: '' });
+  t.answer(serviceStates, (services) => {
+    if (services.join(' ') !== 'containerd systemd-resolved') throw new FakeMachineError(`${name}: asked the states of ${services.join(' ')}`);
+    return text(`Id=containerd.service\nUnitFileState=${t.containerd.enabled}\nActiveState=${t.containerd.active}\nLoadState=${t.containerd.enabled ? 'loaded' : 'not-found'}\n\n` +
+      'Id=systemd-resolved.service\nUnitFileState=\nActiveState=inactive\nLoadState=not-found\n');
+  });
+  // The certs.d listing: every entry of each directory whose hosts.toml carries hardway's marker.
+  t.answer(markedRegistryDirs, () => {
+    const dirs = new Set([...t.files.keys()].filter((p) => p.startsWith(`${CERTS}/`) && p.endsWith('/hosts.toml')).map((p) => p.slice(CERTS.length + 1, -'/hosts.toml'.length)));
+    const marked = [...dirs].filter((d) => !d.includes('/') && t.text(`${CERTS}/${d}/hosts.toml`).startsWith('# Managed by hardway')).sort();
+    const lines = marked.flatMap((d) => [...t.files.keys()].filter((p) => p.startsWith(`${CERTS}/${d}/`)).map((p) => p.slice(CERTS.length + 1)).sort());
+    return text(lines.map((l) => `${l}\n`).join(''));
+  });
   t.handlers.push(
-    [/^systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState -p NeedDaemonReload containerd\.service systemd-resolved\.service; for s in containerd systemd-resolved; /, () =>
-      text(`Id=containerd.service\nUnitFileState=${t.containerd.enabled}\nActiveState=${t.containerd.active}\nLoadState=${t.containerd.enabled ? 'loaded' : 'not-found'}\n\n` +
-        'Id=systemd-resolved.service\nUnitFileState=\nActiveState=inactive\nLoadState=not-found\n')],
     [/^systemctl enable --no-reload containerd$/, () => ((t.containerd.enabled = 'enabled'), text(''))],
     [/^systemctl daemon-reload$/, () => text('')],
     [/^mkdir -p \/var\/lib\/hardway\/restart-due && touch \/var\/lib\/hardway\/restart-due\/containerd$/, () => text('')],
@@ -54,12 +64,6 @@ function worker(name: string): FakeTransport & { restarts: number; containerd: {
       if (m[1] === 'restart') t.restarts++;
       t.containerd.active = 'active';
       return text('');
-    }],
-    [new RegExp(`^${escapeRegExp(markedRegistryDirs.ask().cmd.text)}$`), () => {
-      const dirs = new Set([...t.files.keys()].filter((p) => p.startsWith(`${CERTS}/`) && p.endsWith('/hosts.toml')).map((p) => p.slice(CERTS.length + 1, -'/hosts.toml'.length)));
-      const marked = [...dirs].filter((d) => !d.includes('/') && t.text(`${CERTS}/${d}/hosts.toml`).startsWith('# Managed by hardway')).sort();
-      const lines = marked.flatMap((d) => [...t.files.keys()].filter((p) => p.startsWith(`${CERTS}/${d}/`)).map((p) => p.slice(CERTS.length + 1)).sort());
-      return text(lines.map((l) => `${l}\n`).join(''));
     }],
     [/^rm -(?:rf|f) -- (.+)$/, (m) => {
       for (const target of m[1]!.split(' ')) for (const p of [...t.files.keys()]) if (p === target || p.startsWith(`${target}/`)) t.files.delete(p);

@@ -6,6 +6,7 @@ import { describeChange } from '../../src/engine/apply.ts';
 import { parseInventory, type Inventory } from '../../src/inventory.ts';
 import { drainNodeStep } from '../../src/steps/drain-node.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
+import { nodeListed } from '../../src/probes/kubectl.ts';
 import { planOn, project } from './step-plans.helpers.ts';
 
 describe('remove-node finds the machine', () => {
@@ -41,7 +42,7 @@ describe('drain-node plans through the API on the first control-plane machine', 
   });
   const on = (answer: { code: number; stdout: string; stderr: string }) => {
     const t = debianMachine('server');
-    t.handlers.push([/^kubectl .* get node node-1 -o name --ignore-not-found 2>&1$/, () => answer]);
+    t.answer(nodeListed, (name) => (name === 'node-1' ? answer : { code: 0, stdout: '' }));
     return t;
   };
   const step = drainNodeStep;

@@ -36,6 +36,8 @@ import { SHA_CACHE } from '../../src/engine/facts.ts';
 import { ANY, WORKER } from '../../src/layout.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
 import { DEBIAN_HOSTS_TEMPLATE, DEBIAN_OS_RELEASE, escapeRegExp, type FakeTransport } from '../fixtures/fake-transport.ts';
+import { dirEntries, dirNames, fstabLinesWith, mountPoints, pathsPresent } from '../../src/probes/system.ts';
+import { iptablesRuleCount, linkExists, netnsNames } from '../../src/probes/network.ts';
 import { stepOptions } from './engine.helpers.ts';
 import { planOn, project } from './step-plans.helpers.ts';
 
@@ -90,16 +92,15 @@ function addResetHandlers(t: Machine) {
     for (const f of [...t.files.keys()]) if (f === p || f.startsWith(`${p}/`)) t.files.delete(f);
     if (p === '/var/lib/etcd') delete t.state.etcdDataDirMode;
   };
+  t.answer(pathsPresent, (paths) => ok(paths.filter((p) => t.files.has(p) || dirsOf(t).has(p)).map((p) => `${p}\n`).join('')))
+    .answer(mountPoints, () => ok('/\n/proc\n'))
+    .answer(netnsNames, () => ok())
+    .answer(linkExists, () => ({ code: 1, stdout: '' }))
+    .answer(iptablesRuleCount, () => ({ code: 1, stdout: '0\n' }))
+    .answer(dirEntries, (dirs) => ok(dirs.flatMap(children).map((p) => `${p}\n`).join('')))
+    .answer(dirNames, (dir) => ok(children(dir).map((p) => `${p.slice(dir.length + 1)}\n`).join('')))
+    .answer(fstabLinesWith, () => ({ code: 1, stdout: '0\n' }));
   t.handlers.push(
-    [/^ls -1d -- (.+) 2>\/dev\/null; :$/, (m) => ok(m[1]!.split(' ').filter((p) => t.files.has(p) || dirsOf(t).has(p)).map((p) => `${p}\n`).join(''))],
-    [/^cut -d ' ' -f 2 \/proc\/self\/mounts$/, () => ok('/\n/proc\n')],
-    [/^ip netns list 2>\/dev\/null; :$/, () => ok()],
-    [/^ip -o link show dev cni0 2>\/dev\/null$/, () => ({ code: 1, stdout: '', stderr: '' })],
-    [/^ip6?tables-save 2>\/dev\/null \| grep -cE /, () => ({ code: 1, stdout: '0\n', stderr: '' })],
-    [/^find (.+) -mindepth 1 -maxdepth 1 2>\/dev\/null; :$/, (m) => ok(m[1]!.split(' ').flatMap(children).map((p) => `${p}\n`).join(''))],
-    [/^ls -1A (\S+) 2>\/dev\/null; :$/, (m) => ok(children(m[1]!).map((p) => `${p.slice(m[1]!.length + 1)}\n`).join(''))],
-    [/^dpkg-query -W -f='\$\{Status\}' containerd 2>\/dev\/null$/, () => ({ code: 1, stdout: '', stderr: '' })],
-    [/^grep -cF -- /, () => ({ code: 1, stdout: '0\n', stderr: '' })],
     [/^systemctl disable --now (.+)$/, (m) => {
       for (const s of m[1]!.split(' ')) t.state.units.set(s, { enabled: 'disabled', active: 'inactive' });
       return ok();

@@ -11,10 +11,12 @@ import type { Inventory } from '../../src/inventory.ts';
 import { imagesStep } from '../../src/steps/images.ts';
 import { sandboxOnWorker, sandboxSource, sandboxWithoutSource } from '../../src/steps/support/sandbox-image.ts';
 import type { FakeTransport } from '../fixtures/fake-transport.ts';
-import { CTR_IMAGES_LS as LS, imagesListing } from '../fixtures/ctr-images.ts';
+import { imagesListing } from '../fixtures/ctr-images.ts';
+import { images, testPull } from '../../src/probes/containerd.ts';
 import { fakeCluster, inventoryOf, projectDir, runCommand, runEngine } from './engine.helpers.ts';
 
 const UPSTREAM = 'registry.k8s.io/pause:3.2';
+// The test pull as the machines' command logs show it.
 const PULL = /ctr content fetch-object --hosts-dir \/etc\/containerd\/certs\.d (\S+) 2>&1 >\/dev\/null$/;
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 
@@ -27,10 +29,8 @@ function withSandbox(image: string, registries?: Record<string, unknown>): Inven
 function workers(inv: Inventory, cached: string[], pull: { code: number; line: string }) {
   const fakes = fakeCluster(inv);
   for (const t of fakes.values()) {
-    t.handlers.push(
-      [LS, (m) => ({ code: 0, stdout: imagesListing(m, cached.map((c): [string, string] => [c, DIGEST])), stderr: '' })],
-      [PULL, () => ({ code: pull.code, stdout: `${pull.line}\n`, stderr: '' })],
-    );
+    t.answer(images, (names) => ({ code: 0, stdout: imagesListing(names, cached.map((c): [string, string] => [c, DIGEST])) }))
+      .answer(testPull, () => ({ code: pull.code, stdout: `${pull.line}\n` }));
   }
   return fakes;
 }

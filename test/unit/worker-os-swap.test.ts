@@ -11,6 +11,8 @@ import { applyChange, describeChange } from '../../src/engine/apply.ts';
 import type { Inventory } from '../../src/inventory.ts';
 import { workerOsStep } from '../../src/steps/worker-os.ts';
 import { debianMachine } from '../fixtures/debian-machine.ts';
+import type { Command } from '../../src/shell.ts';
+import { fstabSwapCountCommand, fstabSwapLines, swapDevices, swapNamesCommand } from '../../src/probes/system.ts';
 import { planOn, project } from './step-plans.helpers.ts';
 
 const HEADER = 'Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n';
@@ -28,11 +30,11 @@ describe('worker-os: swap drift found by the builtin probes', () => {
   /** A converged worker whose swap probes run for real under dash, on the temp files. */
   async function converged() {
     const t = debianMachine('node-0');
-    const real = (file: string, copy: string) => [new RegExp(`< ${file.replace(/\//g, '\\/')}; (:|echo \\$c)$`), (m: RegExpExecArray) => {
-      const r = spawnSync('/bin/dash', ['-c', m.input.replace(`< ${file};`, `< ${copy};`)], { env: { PATH: '/nonexistent' }, encoding: 'utf8' });
-      return { code: r.status ?? 1, stdout: r.stdout, stderr: '' };
-    }] as const;
-    t.handlers.unshift(real('/proc/swaps', swaps) as never, real('/etc/fstab', fstab) as never);
+    const real = (cmd: Command) => {
+      const r = spawnSync('/bin/dash', ['-c', cmd.text], { env: { PATH: '/nonexistent' }, encoding: 'utf8' });
+      return { code: r.status ?? 1, stdout: r.stdout };
+    };
+    t.answer(swapDevices, () => real(swapNamesCommand(swaps))).answer(fstabSwapLines, () => real(fstabSwapCountCommand(fstab)));
     t.handlers.unshift([/^swapoff -a$/, () => (writeFileSync(swaps, HEADER), { code: 0, stdout: '', stderr: '' })]);
     t.handlers.unshift([/^sed -i -E (.+) \/etc\/fstab$/, (m) => {
       const r = spawnSync('/bin/dash', ['-c', `sed -i -E ${m[1]} ${fstab}`], { encoding: 'utf8' });
