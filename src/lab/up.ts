@@ -16,6 +16,7 @@ import { checkLabHost } from './preconditions.ts';
 import { runSteps, type ProgressOptions } from './progress.ts';
 import { ensureRootfs } from './rootfs.ts';
 import { waitForSsh } from './ssh-wait.ts';
+import { LAB_PROBE, labConnector } from './connect.ts';
 import { listLabs, readState, writeState } from './state.ts';
 import type { LabPlan, LabSpec, LabState } from './types.ts';
 
@@ -159,7 +160,8 @@ async function readyRegistry(state: LabState, paths: LabPaths, progress: Progres
 /** Boots the named machines of a lab in parallel (those not running) and waits for their SSH. */
 export async function bootMachines(state: LabState, paths: LabPaths, progress: ProgressOptions, hostnames: string[]): Promise<void> {
   const { plan } = state;
-  const sshConfigFile = join(plan.spec.dir, LAB_FILES.sshConfig);
+  // Made here, once the lab's files (cluster.yaml, known_hosts, ssh_config) are written.
+  const connect = labConnector(plan.spec.dir, LAB_PROBE);
   await runSteps(plan.machines.filter((m) => hostnames.includes(m.hostname)).map((m) => ({
     title: `Boot ${m.hostname} (${m.ip})`,
     run: async (update) => {
@@ -167,7 +169,7 @@ export async function bootMachines(state: LabState, paths: LabPaths, progress: P
       const pid = runningPid(mdir, m) ?? startMachine(mdir, m, plan.bridge);
       update(`systemd-nspawn pid ${pid}; waiting for sshd with the recorded host key`);
       await waitForSsh({
-        machine: m, sshConfigFile, timeoutMs: bootTimeoutMs(plan.machines.length),
+        machine: m, connect, timeoutMs: bootTimeoutMs(plan.machines.length),
         nspawnPid: () => runningPid(mdir, m),
         root: machinePaths(mdir).root,
         consoleLog: machinePaths(mdir).console,
