@@ -16,7 +16,7 @@ import { checkLabHost, labAccessProblem } from '../lab/preconditions.ts';
 import type { ProgressOptions } from '../lab/progress.ts';
 import { listLabs, readState, resolveLab } from '../lab/state.ts';
 import { formatStatus, labStatus } from '../lab/status.ts';
-import { labUp } from '../lab/up.ts';
+import { labUp, labUpDryRun } from '../lab/up.ts';
 import type { LabState } from '../lab/types.ts';
 
 const NAME: Record<string, OptionSpec> = {
@@ -96,6 +96,7 @@ export const labUpCommand: CommandModule = {
     dir: { type: 'string', arg: 'DIR', description: 'the project directory to write (default: ./lab, or ./lab-NAME for other names)' },
     registry: { type: 'boolean', description: `a registry machine too (docker-registry at .${REGISTRY_OFFSET}) with DIR/images/ in it` },
     'login-user': { type: 'string', arg: 'NAME', description: 'log in as NAME (passwordless sudo, the lab key) as on a cloud image; root\'s SSH login refused' },
+    'dry-run': { type: 'boolean', description: "on a running lab: show what lab up would change on its registry machine (the lab-registry step's plan, with diffs); change nothing" },
     json: jsonOption('{ok, lab, subnet, bridge, dir, machines: [{hostname, ip, role}], lines}; the progress goes to stderr'),
   },
   examples: [
@@ -115,6 +116,18 @@ export const labUpCommand: CommandModule = {
       ...loginUserOf(ctx.values['login-user'] as string | undefined),
     };
     let state: LabState | undefined;
+    if (ctx.values['dry-run'] === true) {
+      return reportLines(ctx, async ({ stdout }) => {
+        const result = await labUpDryRun(spec, pathsOf(ctx));
+        state = result.state;
+        const registry = result.state.plan.machines.find((m) => m.role === 'registry');
+        for (const line of result.plan) say(stdout, line);
+        say(stdout, !registry ? `lab "${spec.name}" runs and has no registry machine: lab up would change nothing; nothing was changed`
+          : result.changes ? `dry run: lab up would make ${result.changes} change(s) on ${registry.hostname} (lab-registry); nothing was changed`
+            : `dry run: lab up would change nothing on ${registry.hostname} (lab-registry); nothing was changed`);
+        return 0;
+      }, () => (state ? labJson(state) : {}));
+    }
     return reportLines(ctx, async ({ stdout }) => {
       const result = await labUp(spec, pathsOf(ctx), progressOf(ctx));
       state = result.state;

@@ -1,20 +1,19 @@
 // `lab stop`, `lab start` and `lab reboot` of one machine. A reboot is real: systemd inside the
 // machine reboots, nspawn exits, and the machine boots again over the same overlay (so
 // cloud-init runs again and rewrites /etc/hosts, as on a cloud VM).
-import { join } from 'node:path';
 import { ensureNspawnRuntime, runningPid, stopMachine, waitForExit } from './boot.ts';
 import { prepareMachine } from './machine.ts';
-import { asRoot } from './login.ts';
 import { hostVeth, waitForVethGone } from './veth.ts';
 import { machineDir, type LabPaths } from './names.ts';
 import { ensureBridge } from './network.ts';
-import { ensureLabKey, LAB_FILES } from './outputs.ts';
+import { ensureLabKey } from './outputs.ts';
 import { findMachine } from './plan.ts';
 import { checkLabHost } from './preconditions.ts';
 import type { ProgressOptions } from './progress.ts';
-import { tryLocal } from '../transport/local.ts';
+import { sh } from '../shell.ts';
+import { labConnector, type LabConnect } from './connect.ts';
 import { bootMachines } from './up.ts';
-import type { LabState } from './types.ts';
+import type { LabMachine, LabState } from './types.ts';
 
 /** Stops one machine (clean shutdown); returns false if it was not running. */
 export async function labStopMachine(state: LabState, paths: LabPaths, hostname: string): Promise<boolean> {
@@ -51,13 +50,26 @@ export async function labRebootMachine(state: LabState, paths: LabPaths, hostnam
   const pid = runningPid(mdir, m);
   if (pid !== undefined) {
     const veth = await hostVeth(pid);
-    const sshConfigFile = join(state.plan.spec.dir, LAB_FILES.sshConfig);
-    // The connection drops while systemd reboots, so ssh's own exit status says nothing here.
-    await tryLocal`ssh -F ${sshConfigFile} -o BatchMode=yes -o ConnectTimeout=5 ${m.hostname} ${asRoot(state.plan.spec.loginUser, 'systemctl reboot')}`;
+    await rebootFromInside(labConnector(state.plan.spec.dir, { readyTimeoutMs: 5_000, retry: { attempts: 1 } }), m);
     // nspawn exits (status 133) once systemd inside has rebooted; a machine that did not obey is stopped.
     if (!(await waitForExit(pid, m.unit, 60_000))) await stopMachine(mdir, m);
     // The new nspawn needs the old veth's name: it goes with the old network namespace, later.
     if (veth !== undefined) await waitForVethGone(veth);
   }
   await labStartMachine(state, paths, hostname, progress);
+}
+
+/**
+ * `systemctl reboot` on the machine through the lab's connector (raised as every command of its
+ * login is). The connection drops while systemd reboots, so neither the exit status nor a dropped
+ * connection says anything here: the nspawn process exiting does (the caller waits for it).
+ */
+export async function rebootFromInside(connect: LabConnect, m: LabMachine): Promise<void> {
+  const t = await connect(m).catch(() => undefined);
+  if (!t) return;
+  try {
+    await t.exec(sh`systemctl reboot`, { timeoutMs: 15_000 }).catch(() => undefined);
+  } finally {
+    await t.close().catch(() => undefined);
+  }
 }

@@ -7,10 +7,11 @@
 //
 // How the package gets into a machine that has no route out: the .deb is fetched on the host with
 // apt-get download (verified against the apt index, cached like every other .deb), copied into the
-// machine's root before it boots, and installed there with dpkg -i once it runs, so its maintainer
-// scripts run under the machine's own systemd (user, enablement, start) as on any Debian host. Its
-// dependencies (adduser, lsb-base, libc6, init-system-helpers) are already in the lab's root; dpkg
-// -i fails loudly if that ever changes. A second cached root with the package baked in would cost
+// machine's root before it boots, and installed there with dpkg -i once it runs by the lab-registry
+// step (registry-step.ts: a plan, a dry run, the run log), so its maintainer scripts run under the
+// machine's own systemd (user, enablement, start) as on any Debian host. Its dependencies
+// (adduser, lsb-base, libc6, init-system-helpers) are already in the lab's root; dpkg -i fails
+// loudly if that ever changes. A second cached root with the package baked in would cost
 // another 500 MB and a debootstrap-sized build for one 5 MB package.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -25,7 +26,6 @@ import { archiveNames } from '../steps/images.ts';
 import { imagesDir } from '../images/names.ts';
 import { local, tryLocal } from '../transport/local.ts';
 import type { LabMachine } from './types.ts';
-import { asRoot } from './login.ts';
 
 /** The registry machine's hostname, and its address: .5 of the lab subnet (servers start at .10). */
 export const REGISTRY_HOSTNAME = 'registry';
@@ -39,9 +39,9 @@ export const LAB_REGISTRY_MIRROR = `http://${REGISTRY_HOSTNAME}:${REGISTRY_PORT}
 /** Debian's distribution registry. */
 export const REGISTRY_PACKAGE = 'docker-registry';
 
-/** The .deb inside the machine, and the registry's config there (paths relative to its root). */
-const DEB_IN_MACHINE = 'var/cache/hardway-lab/docker-registry.deb';
-const CONFIG_IN_MACHINE = 'etc/docker/registry/config.yml';
+/** The .deb inside the machine, and the registry's config there. */
+export const REGISTRY_DEB = '/var/cache/hardway-lab/docker-registry.deb';
+export const REGISTRY_CONFIG = '/etc/docker/registry/config.yml';
 
 /**
  * The registry's config: the package's own, less its htpasswd auth (it names a directory, not a
@@ -116,30 +116,12 @@ export async function registryDeb(cacheRoot: string, report: (line: string) => v
 
 /** Puts the .deb and the registry's config into the registry machine's root (before it boots). */
 export function stageRegistry(root: string, deb: string): void {
-  const target = join(root, DEB_IN_MACHINE);
+  const target = join(root, REGISTRY_DEB);
   mkdirSync(dirname(target), { recursive: true });
   copyFileSync(deb, target);
-  const config = join(root, CONFIG_IN_MACHINE);
+  const config = join(root, REGISTRY_CONFIG);
   mkdirSync(dirname(config), { recursive: true });
   writeFileSync(config, registryConfig());
-}
-
-/**
- * Installs the staged package in the running machine (over the lab's SSH), unless it is there:
- * dpkg keeps the config staged beside it (--force-confold), and the package's scripts add the
- * docker-registry user and enable and start the service. Then waits until the service is active.
- */
-export async function installRegistry(sshConfigFile: string, m: LabMachine, loginUser?: string): Promise<'installed' | 'already installed'> {
-  const ssh = (command: string) => tryLocal`ssh -F ${sshConfigFile} -o BatchMode=yes ${m.hostname} ${asRoot(loginUser, command)}`;
-  const have = await ssh(`dpkg-query -W -f '\${Status}' ${REGISTRY_PACKAGE} 2>/dev/null`);
-  const installed = have.code === 0 && have.stdout.trim() === 'install ok installed';
-  if (!installed) {
-    const r = await ssh(`DEBIAN_FRONTEND=noninteractive dpkg -i --force-confdef --force-confold /${DEB_IN_MACHINE}`);
-    if (r.code !== 0) throw new FailureError(`${m.hostname}: dpkg -i ${REGISTRY_PACKAGE} failed (exit ${r.code})`, (r.stderr || r.stdout).trim().split('\n').slice(-10).join('\n'));
-  }
-  const up = await ssh(`systemctl enable --now ${REGISTRY_PACKAGE} >/dev/null 2>&1; for i in $(seq 60); do systemctl is-active --quiet ${REGISTRY_PACKAGE} && exit 0; sleep 0.5; done; journalctl -u ${REGISTRY_PACKAGE} -n 15 --no-pager -o cat >&2; exit 1`);
-  if (up.code !== 0) throw new FailureError(`${m.hostname}: the ${REGISTRY_PACKAGE} service did not become active`, up.stderr.trim());
-  return installed ? 'already installed' : 'installed';
 }
 
 /** Waits until the registry answers its API (GET /v2/ -> 200) from the host. */

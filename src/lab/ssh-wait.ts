@@ -1,10 +1,12 @@
 // Waiting for a booted machine: its sshd must accept the lab's key AND present the host key the
-// lab recorded (system ssh, StrictHostKeyChecking=yes against the lab's known_hosts).
+// lab recorded (the host connector, strict host keys against the lab's known_hosts).
 import { connect } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { FailureError } from '../errors.ts';
 import { bootJournal, limitHint, machineInit, sshdGaveUp } from './boot-journal.ts';
-import { tryLocal } from '../transport/local.ts';
+import { sh } from '../shell.ts';
+import { HostKeyError } from '../transport/errors.ts';
+import type { LabConnect } from './connect.ts';
 import type { LabMachine } from './types.ts';
 
 /** True if something accepts TCP connections on ip:port within the timeout. */
@@ -21,10 +23,26 @@ export function portOpen(ip: string, port: number, timeoutMs: number): Promise<b
   });
 }
 
-/** Runs `true` on the machine through the lab's ssh_config; the result says why not if it fails. */
-export async function sshProbe(sshConfigFile: string, m: LabMachine): Promise<{ ok: boolean; stderr: string }> {
-  const r = await tryLocal`ssh -F ${sshConfigFile} -o BatchMode=yes -o ConnectTimeout=3 ${m.hostname} true`;
-  return { ok: r.code === 0, stderr: r.stderr };
+/** What one SSH probe of a lab machine found; `hostKey`: it presented another key than the recorded one. */
+export interface SshProbeResult {
+  ok: boolean;
+  stderr: string;
+  hostKey?: true;
+}
+
+/** Runs `true` on the machine through the lab's connector (one attempt); the result says why not if it fails. */
+export async function sshProbe(connect: LabConnect, m: LabMachine): Promise<SshProbeResult> {
+  let t: Awaited<ReturnType<LabConnect>> | undefined;
+  try {
+    t = await connect(m);
+    const r = await t.exec(sh`true`, { timeoutMs: 10_000 });
+    return { ok: r.code === 0, stderr: r.stderr };
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return e instanceof HostKeyError ? { ok: false, stderr: message, hostKey: true } : { ok: false, stderr: message };
+  } finally {
+    await t?.close().catch(() => undefined);
+  }
 }
 
 /** After this long without an answer, the machine's systemd is asked whether sshd failed for good. */
@@ -37,7 +55,8 @@ const ASK_EVERY_MS = 15_000; // not oftener: a big lab boots on a busy host, and
  */
 export async function waitForSsh(opts: {
   machine: LabMachine;
-  sshConfigFile: string;
+  /** The lab's connector (labConnector with LAB_PROBE). */
+  connect: LabConnect;
   /** The machine's nspawn pid while it runs, else undefined. */
   nspawnPid: () => number | undefined;
   /** The machine's root (its overlay mount), where its persistent journal is. */
@@ -65,10 +84,10 @@ export async function waitForSsh(opts: {
       if (gaveUp) await fail(gaveUp);
     }
     if (await portOpen(m.ip, 22, 1000)) {
-      const probe = await sshProbe(opts.sshConfigFile, m);
+      const probe = await sshProbe(opts.connect, m);
       if (probe.ok) return;
       last = probe.stderr.trim();
-      if (/host key verification failed|IDENTIFICATION HAS CHANGED/i.test(last)) {
+      if (probe.hostKey) {
         throw new FailureError(`${m.hostname} (${m.ip}) presented a host key that is not the one the lab recorded`, last);
       }
     }

@@ -1,8 +1,7 @@
 // `lab status`: each machine of a lab, its address, whether nspawn runs it and whether SSH answers.
-import { join } from 'node:path';
 import { runningPid } from './boot.ts';
+import { LAB_PROBE, labConnector } from './connect.ts';
 import { machineDir, type LabPaths } from './names.ts';
-import { LAB_FILES } from './outputs.ts';
 import { sshProbe } from './ssh-wait.ts';
 import type { LabState } from './types.ts';
 
@@ -30,10 +29,10 @@ export interface LabStatus {
 /** Looks at every machine of the lab (in parallel); SSH is checked only for running machines. */
 export async function labStatus(state: LabState, paths: LabPaths): Promise<LabStatus> {
   const { plan } = state;
-  const sshConfigFile = join(plan.spec.dir, LAB_FILES.sshConfig);
+  const connect = labConnector(plan.spec.dir, LAB_PROBE);
   const machines = await Promise.all(plan.machines.map(async (m): Promise<MachineStatus> => {
     const pid = runningPid(machineDir(paths, plan.spec.name, m.hostname), m);
-    const ssh = pid !== undefined && (await sshProbe(sshConfigFile, m)).ok;
+    const ssh = pid !== undefined && (await sshProbe(connect, m)).ok;
     return { hostname: m.hostname, fqdn: m.fqdn, ip: m.ip, role: m.role, podSubnet: m.podSubnet, running: pid !== undefined, pid, ssh };
   }));
   return { name: plan.spec.name, subnet: plan.spec.subnet, bridge: plan.bridge, dir: plan.spec.dir, machines };

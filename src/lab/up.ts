@@ -1,21 +1,22 @@
 // `lab up`: plan, record state, build or reuse the root, bridge, overlays, boot in parallel, wait
 // for SSH with the recorded host keys, and write the lab directory. Running it again is a no-op.
-import { join } from 'node:path';
 import { InputError } from '../errors.ts';
 import { overlaps, parseCidr, type Network } from '../net/ipv4.ts';
 import { ensureNspawnRuntime, runningPid, startMachine } from './boot.ts';
 import { prepareMachine, machinePaths } from './machine.ts';
 import { labMachinesOnHost, largeLabSettings } from './host-limits.ts';
 import { holdHostSettings, KUBELET_HOST_SETTINGS } from './host-settings.ts';
-import { labDir, machineDir, type LabPaths } from './names.ts';
+import { DEFAULT_LAB, labDir, machineDir, type LabPaths } from './names.ts';
 import { ensureBridge, checkSubnetFree, hostRoutes } from './network.ts';
-import { checkDirIsLabs, ensureLabKey, LAB_FILES, writeLabFiles } from './outputs.ts';
+import { checkDirIsLabs, ensureLabKey, writeLabFiles } from './outputs.ts';
 import { planLab } from './plan.ts';
-import { addRegistryHost, installRegistry, pushImages, registryDeb, stageRegistry, waitForRegistry } from './registry.ts';
+import { addRegistryHost, pushImages, registryDeb, stageRegistry, waitForRegistry } from './registry.ts';
+import { runRegistryStep } from './registry-run.ts';
 import { checkLabHost } from './preconditions.ts';
 import { runSteps, type ProgressOptions } from './progress.ts';
 import { ensureRootfs } from './rootfs.ts';
 import { waitForSsh } from './ssh-wait.ts';
+import { LAB_PROBE, labConnector } from './connect.ts';
 import { listLabs, readState, writeState } from './state.ts';
 import type { LabPlan, LabSpec, LabState } from './types.ts';
 
@@ -37,8 +38,17 @@ export interface UpResult {
   alreadyRunning: boolean;
   /** Host-wide settings changed for the lab, one line each (said aloud by the command). */
   hostChanges: string[];
-  /** With a registry: what happened to it and to each image pushed into it, one line each. */
+  /** With a registry: what happened to it and to each image pushed into it, one line each (with dryRun: the plan of its step). */
   registry: string[];
+}
+
+/** `lab up --dry-run`: a lab that runs, with what lab up would change on its registry machine, changing nothing. */
+export interface DryRunResult {
+  state: LabState;
+  /** The lab-registry step's plan on the registry machine, with diffs (none without a registry). */
+  plan: string[];
+  /** Changes the step would make. */
+  changes: number;
 }
 
 /** Brings a lab up (or reports the running one). */
@@ -47,13 +57,7 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
   await checkLabHost();
   const existing = readState(paths, spec.name);
   if (existing) {
-    const had = existing.plan.spec;
-    if (had.servers !== spec.servers || had.workers !== spec.workers || had.subnet !== spec.subnet || !!had.registry !== !!spec.registry || had.loginUser !== spec.loginUser) {
-      throw new InputError(
-        `lab "${spec.name}" already exists with ${had.servers} server(s), ${had.workers} worker(s) on ${had.subnet}${had.registry ? ' and a registry' : ''}` +
-          `, logged in as ${had.loginUser ?? 'root'}`,
-        `use it as it is, or run "hardway lab down --name ${spec.name} --yes" first`);
-    }
+    checkSameLab(existing, spec);
     const running = existing.plan.machines.every((m) => runningPid(machineDir(paths, spec.name, m.hostname), m) !== undefined);
     if (running && existing.rootfs) {
       const hostChanges = await holdLabHostSettings(paths, spec.name);
@@ -68,6 +72,37 @@ export async function labUp(spec: LabSpec, paths: LabPaths, progress: ProgressOp
   const hostChanges = await holdLabHostSettings(paths, spec.name); // before any machine boots into a limit
   await bringUp(state, paths, progress);
   return { state, alreadyRunning: false, hostChanges, registry: await readyRegistry(state, paths, progress) };
+}
+
+/**
+ * What `lab up` would change on a running lab, changing nothing: the plan of the lab-registry step
+ * on its registry machine (read over SSH; the images it would push are not planned). A lab that
+ * does not run yet is refused: booting it is not planned here.
+ */
+export async function labUpDryRun(spec: LabSpec, paths: LabPaths): Promise<DryRunResult> {
+  await checkLabHost();
+  const existing = readState(paths, spec.name);
+  const running = existing?.rootfs !== undefined && existing.plan.machines.every((m) => runningPid(machineDir(paths, spec.name, m.hostname), m) !== undefined);
+  if (!existing || !running) {
+    throw new InputError(`lab "${spec.name}" is not running: lab up --dry-run plans the steps lab up runs on a running lab's machines (its registry machine's lab-registry)`,
+      `bring it up first: hardway lab up${spec.name === DEFAULT_LAB ? '' : ` --name ${spec.name}`}`);
+  }
+  checkSameLab(existing, spec);
+  const registry = existing.plan.machines.find((m) => m.role === 'registry');
+  if (!registry) return { state: existing, plan: [], changes: 0 };
+  const run = await runRegistryStep(existing.plan.spec.dir, registry, { dryRun: true });
+  return { state: existing, plan: run.lines, changes: run.changes };
+}
+
+/** Refuses a spec that differs from the lab recorded under its name. */
+function checkSameLab(existing: LabState, spec: LabSpec): void {
+  const had = existing.plan.spec;
+  if (had.servers !== spec.servers || had.workers !== spec.workers || had.subnet !== spec.subnet || !!had.registry !== !!spec.registry || had.loginUser !== spec.loginUser) {
+    throw new InputError(
+      `lab "${spec.name}" already exists with ${had.servers} server(s), ${had.workers} worker(s) on ${had.subnet}${had.registry ? ' and a registry' : ''}` +
+        `, logged in as ${had.loginUser ?? 'root'}`,
+      `use it as it is, or run "hardway lab down --name ${spec.name} --yes" first`);
+  }
 }
 
 /** The kubelet's settings and the limits for every lab machine on this host, held for this lab. */
@@ -143,7 +178,9 @@ async function readyRegistry(state: LabState, paths: LabPaths, progress: Progres
   await runSteps([{
     title: `Registry ${registry.hostname} (${registry.ip}:5000): docker-registry, then the images of images/ (skopeo)`,
     run: async (update) => {
-      const how = await installRegistry(join(state.plan.spec.dir, LAB_FILES.sshConfig), registry, state.plan.spec.loginUser);
+      // The lab-registry step: planned, applied, planned again (a rerun changes nothing), logged.
+      const run = await runRegistryStep(state.plan.spec.dir, registry, { dryRun: false, update });
+      const how = run.changes > 0 ? 'installed' : 'already installed';
       await waitForRegistry(registry.ip);
       lines.push(`registry ${registry.hostname} (${registry.ip}): docker-registry ${how}, answering on :5000`);
       const pushed = await pushImages(state.plan.spec.dir, registry.ip, paths.cacheRoot, update);
@@ -159,7 +196,8 @@ async function readyRegistry(state: LabState, paths: LabPaths, progress: Progres
 /** Boots the named machines of a lab in parallel (those not running) and waits for their SSH. */
 export async function bootMachines(state: LabState, paths: LabPaths, progress: ProgressOptions, hostnames: string[]): Promise<void> {
   const { plan } = state;
-  const sshConfigFile = join(plan.spec.dir, LAB_FILES.sshConfig);
+  // Made here, once the lab's files (cluster.yaml, known_hosts, ssh_config) are written.
+  const connect = labConnector(plan.spec.dir, LAB_PROBE);
   await runSteps(plan.machines.filter((m) => hostnames.includes(m.hostname)).map((m) => ({
     title: `Boot ${m.hostname} (${m.ip})`,
     run: async (update) => {
@@ -167,7 +205,7 @@ export async function bootMachines(state: LabState, paths: LabPaths, progress: P
       const pid = runningPid(mdir, m) ?? startMachine(mdir, m, plan.bridge);
       update(`systemd-nspawn pid ${pid}; waiting for sshd with the recorded host key`);
       await waitForSsh({
-        machine: m, sshConfigFile, timeoutMs: bootTimeoutMs(plan.machines.length),
+        machine: m, connect, timeoutMs: bootTimeoutMs(plan.machines.length),
         nspawnPid: () => runningPid(mdir, m),
         root: machinePaths(mdir).root,
         consoleLog: machinePaths(mdir).console,

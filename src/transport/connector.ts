@@ -1,7 +1,8 @@
 // The one way hardway reaches a host, for every command (the engine, doctor, etcd snapshot, lab
-// break): known_hosts, identities, ProxyJump and retries are set up here once per run, and the kind
+// break, the lab's and Multipass's waits and probes): known_hosts, identities, ProxyJump and retries are set up here once per run, and the kind
 // of transport is chosen in one place (hostConnector): SSH to a machine of the inventory, the local
-// transport for the jumpbox. Another kind (say `multipass exec`) is a file of its own in transport/
+// transport for the jumpbox. The lab and Multipass reach their machines through it too
+// (src/lab/connect.ts, src/multipass/probe.ts). Another kind (say `multipass exec`) is a file of its own in transport/
 // and one line there.
 import type { Inventory, Machine } from '../inventory.ts';
 import { KnownHosts } from './known-hosts.ts';
@@ -13,6 +14,11 @@ import type { Transport } from './types.ts';
 export interface HostToReach {
   name: string;
   machine?: Machine;
+  /**
+   * Look the host key up (and pin it) under this name only, as ssh's HostKeyAlias: a machine probed
+   * at an address that may have moved (a Multipass VM), whose key is pinned under its hostname.
+   */
+  hostKeyAlias?: string;
 }
 
 /** Opens a host's transport, connected; rejects with the transport's error (HostKeyError, AuthError, ConnectError). */
@@ -31,7 +37,7 @@ export function hostConnector(inv: Pick<Inventory, 'settings'>, opts: TransportO
     if (!host.machine) return new LocalTransport({ machine: host.name });
     // Connection progress (connecting, retrying) shown under the host's line while it waits.
     const shown = progress ? { ...opts, progress: (line: string) => progress(host.name, line) } : opts;
-    return openTransport(host.machine, inv.settings.ssh, shown, knownHosts);
+    return openTransport(host.machine, inv.settings.ssh, shown, knownHosts, host.hostKeyAlias);
   };
 }
 

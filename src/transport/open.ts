@@ -6,7 +6,7 @@ import { becomeOf, DEFAULT_CONNECT_TIMEOUT_S, type SshSettings } from '../cluste
 import type { Machine } from '../inventory.ts';
 import type { RetryPolicy } from './connect.ts';
 import { resolveRoute } from './endpoint.ts';
-import { KnownHosts } from './known-hosts.ts';
+import { hostKeyNames, KnownHosts } from './known-hosts.ts';
 import { SshTransport } from './ssh.ts';
 
 /** How the engine wants machines reached; everything but `dir` has a default. */
@@ -43,8 +43,8 @@ export interface TransportOptions {
 }
 
 /** Opens one machine's connection; rejects with its HostKeyError, AuthError or ConnectError. */
-export async function openTransport(machine: Machine, ssh: SshSettings, opts: TransportOptions, knownHosts?: KnownHosts): Promise<SshTransport> {
-  const t = createTransport(machine, ssh, opts, knownHosts ?? new KnownHosts(knownHostsPath(ssh, opts)));
+export async function openTransport(machine: Machine, ssh: SshSettings, opts: TransportOptions, knownHosts?: KnownHosts, hostKeyAlias?: string): Promise<SshTransport> {
+  const t = createTransport(machine, ssh, opts, knownHosts ?? new KnownHosts(knownHostsPath(ssh, opts)), hostKeyAlias);
   try {
     await t.connect();
   } catch (e) {
@@ -54,8 +54,8 @@ export async function openTransport(machine: Machine, ssh: SshSettings, opts: Tr
   return t;
 }
 
-/** Builds a machine's transport without connecting; it connects on first use. */
-export function createTransport(machine: Machine, ssh: SshSettings, opts: TransportOptions, knownHosts: KnownHosts): SshTransport {
+/** Builds a machine's transport without connecting; it connects on first use. `hostKeyAlias`: the one name its host key is looked up under. */
+export function createTransport(machine: Machine, ssh: SshSettings, opts: TransportOptions, knownHosts: KnownHosts, hostKeyAlias?: string): SshTransport {
   const home = opts.home ?? homedir();
   const cwd = opts.cwd ?? process.cwd();
   const route = resolveRoute(machine, ssh, {
@@ -66,6 +66,8 @@ export function createTransport(machine: Machine, ssh: SshSettings, opts: Transp
     cwd,
     localUser: localUser(),
   });
+  // As ssh's HostKeyAlias: the key is the one pinned under that name, whatever the address dialed.
+  if (hostKeyAlias !== undefined) route.target.hostKeyNames = hostKeyNames([hostKeyAlias], route.target.port);
   return new SshTransport({
     route,
     connect: {

@@ -5,7 +5,7 @@
 // cluster.yaml takes its hardway-marked directory with it and leaves a hand-made one alone.
 // Only the containerd side of the cluster runs here (worker-os, containerd): no kubelet is needed
 // to pull through containerd's hosts config.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { archiveImages } from '../../src/images/oci.ts';
@@ -61,6 +61,14 @@ describe('lab up --registry and cluster.yaml registries on workers with Debian\'
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('already running, nothing to do');
     expect(again.stdout).toMatch(/localhost:5001\/hardway\/web:1: already in the registry/);
+    // The install is the lab-registry step: its run is logged like any step's, and a dry run plans nothing more.
+    const logs = readdirSync(join(l.dir, 'logs')).filter((f) => f.includes('-lab-up-'));
+    expect(logs.length).toBeGreaterThanOrEqual(2);
+    expect(logs.map((f) => readFileSync(join(l.dir, 'logs', f), 'utf8')).join('\n')).toMatch(/registry: lab-registry: plan has \d+ change\(s\)\n\s+run: DEBIAN_FRONTEND=noninteractive dpkg -i/);
+    const dry = await l.hardway(['lab', 'up', '--name', 'e2e-reg', '--subnet', '10.240.60.0/24', '--dir', l.dir, '--registry', '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('registry: lab-registry: unchanged');
+    expect(dry.stdout).toContain('dry run: lab up would change nothing on registry (lab-registry); nothing was changed');
   });
 
   it('containerd on every worker pulls localhost:5001/hardway/web:1 through certs.d/localhost_5001_/hosts.toml, the digest of images/web.tar', async () => {
