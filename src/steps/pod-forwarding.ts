@@ -38,7 +38,7 @@ export function forwardingCommands(state: ForwardState, clusterCidr: string): { 
     for (let i = 0; i < state.jumps; i++) cmds.push(sh`iptables -w -D FORWARD -j ${POD_FORWARD_CHAIN}`);
     cmds.push(sh`iptables -w -I FORWARD 1 -j ${POD_FORWARD_CHAIN}`);
     reasons.push(state.jumps === 0
-      ? `FORWARD does not jump to ${POD_FORWARD_CHAIN} (policy ${state.policy ?? 'unknown'}): pod traffic is at the mercy of the policy`
+      ? `FORWARD does not jump to ${POD_FORWARD_CHAIN} (policy ${state.policy ?? 'unknown'}): ${state.policy === 'ACCEPT' ? 'pod traffic would be dropped once the policy is DROP (as Docker sets it)' : 'pod traffic is dropped by the policy'}`
       : blocked ? `FORWARD drops pod traffic before it jumps to ${POD_FORWARD_CHAIN}: ${state.dropsBefore.map((r) => `"-A FORWARD ${r}"`).join(', ')}`
         : `FORWARD jumps to ${POD_FORWARD_CHAIN} ${state.jumps} times`);
   }

@@ -245,7 +245,7 @@ describe('pod-forwarding: the pod network is forwarded whatever FORWARD says, an
     fwd.policies.set('FORWARD', 'DROP');
     fwd.chains.set('DOCKER-USER', []);
     fwd.chains.set('FORWARD', ['-j DOCKER-USER']);
-    expect(await plan()).toEqual(['run: iptables -w -I FORWARD 1 -j HARDWAY-FORWARD (FORWARD does not jump to HARDWAY-FORWARD (policy DROP): pod traffic is at the mercy of the policy)']);
+    expect(await plan()).toEqual(['run: iptables -w -I FORWARD 1 -j HARDWAY-FORWARD (FORWARD does not jump to HARDWAY-FORWARD (policy DROP): pod traffic is dropped by the policy)']);
     await apply();
     expect(fwd.chains.get('FORWARD')).toEqual(['-j HARDWAY-FORWARD', '-j DOCKER-USER']);
     expect(fwd.policies.get('FORWARD')).toBe('DROP');
