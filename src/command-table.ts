@@ -43,11 +43,14 @@ export interface RemoteCommandEntry {
 export type RunScope = (inv: Inventory, names: string[]) => { inventory: Inventory; note: string };
 
 
-/** The worker's steps, one per component, so each reruns alone (`--only kubelet`); api-proxy (several control planes) before the kubelet dials it. */
-const WORKER_STEPS: StepName[] = ['worker-os', 'containerd', 'cni', 'api-proxy', 'kubelet', 'kube-proxy'];
+/**
+ * The worker's steps, one per component, so each reruns alone (`--only kubelet`); api-proxy (several control planes) before the kubelet dials it;
+ * pod-forwarding last, so its jump goes into FORWARD before the rules kube-proxy put there.
+ */
+const WORKER_STEPS: StepName[] = ['worker-os', 'containerd', 'cni', 'api-proxy', 'kubelet', 'kube-proxy', 'pod-forwarding'];
 
 /** The worker lane of up: the images go in once containerd runs and before the kubelet, which needs the sandbox image. */
-const UP_WORKER_LANE: StepName[] = ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy'];
+const UP_WORKER_LANE: StepName[] = ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy', 'pod-forwarding'];
 
 /** Every command that works on the machines, in the order the table shows them. */
 export const REMOTE_COMMANDS: readonly RemoteCommandEntry[] = [

@@ -116,6 +116,8 @@ export const ANY = {
   /** cloud-init's hosts template for a distribution (`debian`, `ubuntu`, `redhat`, ...). */
   cloudHostsTemplate: (distro: string) => `/etc/cloud/templates/hosts.${distro}.tmpl`,
   routesUnit: '/etc/systemd/system/hardway-pod-routes.service',
+  /** The oneshot unit that puts hardway's pod forwarding rules into the filter table at boot (workers). */
+  podForwardingUnit: '/etc/systemd/system/hardway-pod-forwarding.service',
   /**
    * One empty file per service a run is about to restart, written before the service's new inputs
    * are renamed in and removed by the restart itself: a run killed in between leaves it, and the

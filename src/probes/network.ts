@@ -1,6 +1,7 @@
 // Probes of the machine's network: its routing table (the routes step changes it, verify, doctor
-// and reset read it), the CNI bridge, pod network namespaces and kube-proxy's iptables rules.
+// and reset read it), the CNI bridge, pod network namespaces, kube-proxy's iptables rules and the filter table.
 import { sh } from '../shell.ts';
+import { parseFilterTable } from '../net/pod-forwarding.ts';
 import { probe } from './probe.ts';
 
 /** A route as `ip -4 route show` lists it. */
@@ -33,3 +34,6 @@ export const netnsNames = probe('netns', () => sh`ip netns list 2>/dev/null; :`,
 /** How many lines of the IPv4 or IPv6 rules match `pattern` (kube-proxy's and the kubelet's chains). */
 export const iptablesRuleCount = probe('iptables-rule-count', (family: 'v4' | 'v6', pattern: string) =>
   (family === 'v4' ? sh`iptables-save 2>/dev/null | grep -cE ${pattern}` : sh`ip6tables-save 2>/dev/null | grep -cE ${pattern}`), (a) => Number(a.stdout.trim()) || 0);
+
+/** The filter table (`iptables -S`): FORWARD's policy and rules, hardway's pod forwarding chain; unavailable without iptables. */
+export const filterTable = probe('iptables-filter', () => sh`iptables -w -S 2>/dev/null`, (a) => parseFilterTable(a.stdout, a.code));

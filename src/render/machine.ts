@@ -4,6 +4,7 @@ import type { Inventory, Machine } from '../inventory.ts';
 import { renderControlPlane } from './control-plane.ts';
 import { renderHostsBlocks } from './hosts.ts';
 import { kubernetesDifferences, supportedKubernetes } from './kubernetes-version.ts';
+import { renderPodForwarding } from './pod-forwarding.ts';
 import { renderRoutes } from './routes.ts';
 import { renderEtcdSnapshots } from './etcd-snapshots.ts';
 import { sharedTemplateSet } from './templates.ts';
@@ -43,6 +44,7 @@ function renderFresh(inv: Inventory, machine: Machine, opts: RenderOptions): Ren
     ...(machine.role === 'control-plane'
       ? renderControlPlane(inv, machine, templates, differences)
       : renderWorker(inv, machine, templates, opts, differences)),
+    ...renderPodForwarding(inv, machine, templates),
     ...renderRoutes(inv, machine, templates),
     ...renderEtcdSnapshots(inv, machine, templates),
   ];

@@ -28,6 +28,7 @@ export const STEPS = {
   'api-proxy': { load: async () => (await import('./api-proxy.ts')).apiProxyStep },
   kubelet: { load: async () => (await import('./kubelet.ts')).kubeletStep },
   'kube-proxy': { load: async () => (await import('./kube-proxy.ts')).kubeProxyStep },
+  'pod-forwarding': { load: async () => (await import('./pod-forwarding.ts')).podForwardingStep },
   'etcd-snapshots': { load: async () => (await import('./etcd-snapshots.ts')).etcdSnapshotsStep },
   routes: { load: async () => (await import('./routes.ts')).routesStep },
   dns: { options: ['api-timeout', 'ready-timeout'], load: async () => (await import('./dns.ts')).dnsStep },

@@ -19,7 +19,8 @@ import { TEMPLATE_FAMILIES } from './pin-hosts-text.ts';
 import { CONTAINERD_STATE, ETCD_DATA, FSTAB_SWAP_NOTE, installedOn, PACKAGES_RECORD, SWAP_MASK_RECORD, type Installed } from './support/installed.ts';
 import { KUBE_RULES, resetChanges, withoutBlock, type ResetFacts } from './support/reset-plan.ts';
 import { markedRegistryDirs } from '../probes/containerd.ts';
-import { iptablesRuleCount, linkExists, netnsNames, routes } from '../probes/network.ts';
+import { filterTable, iptablesRuleCount, linkExists, netnsNames, routes } from '../probes/network.ts';
+import { POD_FORWARD_CHAIN, POD_FORWARD_JUMP } from '../net/pod-forwarding.ts';
 import { dirEntries, dirNames, fstabLinesWith, installedPackages, mountPoints, pathsPresent } from '../probes/system.ts';
 import { serviceStates } from '../probes/systemd.ts';
 
@@ -73,7 +74,7 @@ async function readResetFacts(ctx: StepContext, installed: Installed): Promise<R
     containerdPackage: installedPackages.ask(['containerd']),
     audit: dirNames.ask(auditDir),
     fstab: fstabLinesWith.ask(FSTAB_SWAP_NOTE),
-    ...(worker ? { registryDirs: markedRegistryDirs.ask() } : {}),
+    ...(worker ? { registryDirs: markedRegistryDirs.ask(), filter: filterTable.ask() } : {}),
   };
   const states = serviceStates.ask(services);
   const keys = Object.keys(probes) as (keyof typeof probes)[];
@@ -105,6 +106,7 @@ async function readResetFacts(ctx: StepContext, installed: Installed): Promise<R
     fstabNotes: p.fstab,
     packages: await stillInstalled(ctx, record),
     ...(p.registryDirs ? { registryDirs: p.registryDirs } : {}),
+    ...(p.filter ? { podForward: { chain: p.filter.chains.has(POD_FORWARD_CHAIN), jumps: (p.filter.chains.get('FORWARD') ?? []).filter((r) => r === POD_FORWARD_JUMP).length } } : {}),
   };
 }
 

@@ -22,6 +22,7 @@ export const STEP_NAMES = {
   'api-proxy': { renders: true, services: ['haproxy'] },
   kubelet: { renders: true, component: true, services: ['kubelet'] },
   'kube-proxy': { renders: true, component: true, services: ['kube-proxy'] },
+  'pod-forwarding': { renders: true, services: ['hardway-pod-forwarding'] },
   routes: { renders: true, services: ['hardway-pod-routes'] },
   'etcd-snapshots': { renders: true },
   dns: {},

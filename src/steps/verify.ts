@@ -25,7 +25,7 @@ export function expectedServices(inv: Inventory, m: Machine): string[] {
   const proxy = severalControlPlanes(inv) ? servicesOfStep('api-proxy') : [];
   return m.role === 'control-plane'
     ? [...servicesOfStep('bootstrap-etcd'), ...CONTROL_PLANE_SERVICES, ...routes]
-    : [...WORKER_SERVICES, ...proxy, ...routes];
+    : [...WORKER_SERVICES, ...proxy, ...servicesOfStep('pod-forwarding'), ...routes];
 }
 
 /** The verify step. */

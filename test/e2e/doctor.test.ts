@@ -38,7 +38,7 @@ const IMAGES = 'PATH=$PATH:/usr/local/bin; (ctr -n k8s.io images ls -q 2>/dev/nu
 const NODE: Record<string, string> = {
   'netfilter-off': 'node-0', 'routes-missing': 'node-1', 'containerd-stopped': 'node-0', 'cni-config-missing': 'node-1',
   'cert-expired': 'node-0', 'mirror-missing': 'node-1', 'hosts-drift': 'node-1', 'worker-down': 'node-1',
-  'dns-loop': 'node-1', 'dns-down': 'server', 'sandbox-image-missing': 'node-0', 'cni-plugin-missing': 'node-1',
+  'dns-loop': 'node-1', 'dns-down': 'server', 'sandbox-image-missing': 'node-0', 'cni-plugin-missing': 'node-1', 'docker-forward': 'node-0',
 };
 /** The scenarios after which the node stays Ready but no new pod starts there. */
 const STUCK = new Set(['sandbox-image-missing', 'cni-plugin-missing']);

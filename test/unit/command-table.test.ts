@@ -30,6 +30,7 @@ describe('command lines from the command table', () => {
       'mirror-missing': 'hardway bootstrap-workers --only containerd --node node-1',
       'routes-missing': 'hardway routes --node node-1',
       'netfilter-off': 'hardway bootstrap-workers --only worker-os --node node-1',
+      'docker-forward': 'hardway bootstrap-workers --only pod-forwarding --node node-1',
       'containerd-stopped': 'hardway bootstrap-workers --only containerd --only kubelet --node node-1',
       'cni-config-missing': 'hardway bootstrap-workers --only cni --node node-1',
       'sandbox-image-missing': 'hardway images --node node-1',

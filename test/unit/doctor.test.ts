@@ -22,14 +22,14 @@ const KUBELET_CRT = '/var/lib/kubelet/kubelet.crt';
 const BROKEN: Record<string, string> = {
   'worker-down': 'node-1', 'hosts-drift': 'node-1', 'mirror-missing': 'node-1', 'routes-missing': 'node-1',
   'netfilter-off': 'node-0', 'containerd-stopped': 'node-0', 'cni-config-missing': 'node-1', 'cert-expired': 'node-1',
-  'dns-loop': 'node-1', 'dns-down': 'server', 'sandbox-image-missing': 'node-1', 'cni-plugin-missing': 'node-1',
+  'dns-loop': 'node-1', 'dns-down': 'server', 'sandbox-image-missing': 'node-1', 'cni-plugin-missing': 'node-1', 'docker-forward': 'node-1',
 };
 /**
  * The scenarios not recorded on a lab: the healthy recording with what the plan of the step the
  * scenario breaks says there (as src/doctor/drift.ts words it) and a pod stuck with the event
  * containerd 1.6 gives it.
  */
-const MADE: Record<string, { step: 'images' | 'cni'; change: string; event: string }> = {
+const MADE: Record<string, { step: 'images' | 'cni' | 'pod-forwarding'; change: string; event?: string }> = {
   'sandbox-image-missing': {
     step: 'images', change: 'localhost/hardway/pause:1 not in containerd (would run: /usr/local/bin/ctr -n k8s.io images import /var/lib/hardway/images/pause.tar)',
     event: 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image "localhost/hardway/pause:1": failed to pull image "localhost/hardway/pause:1"',
@@ -37,6 +37,10 @@ const MADE: Record<string, { step: 'images' | 'cni'; change: string; event: stri
   'cni-plugin-missing': {
     step: 'cni', change: '/opt/cni/bin/bridge: missing',
     event: 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "0a1b": failed to find plugin "bridge" in path [/opt/cni/bin]',
+  },
+  // Pods run and stay Ready: no event, only the plan of the step.
+  'docker-forward': {
+    step: 'pod-forwarding', change: 'FORWARD does not jump to HARDWAY-FORWARD (policy DROP): pod traffic is dropped by the policy (would run: iptables -w -I FORWARD 1 -j HARDWAY-FORWARD)',
   },
 };
 
@@ -50,7 +54,7 @@ function evidenceOf(scenario: string) {
   return {
     ctx: r.ctx,
     evidence: r.evidence.map((e) => (e.machine === node ? { ...e, drift: [{ step: made.step, changes: [made.change] }] } : e)),
-    api: {
+    api: made.event === undefined ? r.api : {
       ...r.api,
       podProblems: [{ name: 'web', namespace: 'default', node, labels: {}, trouble: 'creating' as const, why: 'ContainerCreating', created }],
       podEvents: [{ namespace: 'default', pod: 'web', reason: 'FailedCreatePodSandBox', message: made.event }],

@@ -22,7 +22,7 @@ describe('step lanes', () => {
       [['preflight']],
       [['pin-hosts']],
       [['distribute']],
-      [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', 'etcd-snapshots'], ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy']],
+      [['bootstrap-etcd', 'bootstrap-control-plane', 'kubelet-rbac', 'etcd-snapshots'], ['worker-os', 'containerd', 'images', 'cni', 'api-proxy', 'kubelet', 'kube-proxy', 'pod-forwarding']],
       [['routes']],
       [['dns']],
       [['verify']],

@@ -16,7 +16,7 @@ import { makeProject } from './certs.helpers.ts';
 
 describe('lab break', () => {
   it('has the twelve scenarios, each naming a doctor check and a fix that is a hardway command', () => {
-    expect(SCENARIOS.map((s) => s.name)).toEqual(['worker-down', 'hosts-drift', 'mirror-missing', 'routes-missing', 'netfilter-off', 'containerd-stopped', 'cni-config-missing', 'sandbox-image-missing', 'cni-plugin-missing', 'cert-expired', 'dns-loop', 'dns-down']);
+    expect(SCENARIOS.map((s) => s.name)).toEqual(['worker-down', 'hosts-drift', 'mirror-missing', 'routes-missing', 'netfilter-off', 'docker-forward', 'containerd-stopped', 'cni-config-missing', 'sandbox-image-missing', 'cni-plugin-missing', 'cert-expired', 'dns-loop', 'dns-down']);
     for (const s of SCENARIOS) {
       expect(CHECKS).toContain(s.doctor.check);
       expect(scenarioFix(s, 'node-1', 'dev')).toMatch(/^hardway [a-z-]+ /);

@@ -27,6 +27,7 @@ import { kubeletStep } from '../../src/steps/kubelet.ts';
 import { STEP_OPTIONS } from '../../src/steps/options.ts';
 import { pinHostsStep } from '../../src/steps/pin-hosts.ts';
 import { resetStep } from '../../src/steps/reset.ts';
+import { podForwardingStep } from '../../src/steps/pod-forwarding.ts';
 import { routesStep } from '../../src/steps/routes.ts';
 import { etcdSnapshotsStep } from '../../src/steps/etcd-snapshots.ts';
 import { HARDWAY_DIR, installedOn, PACKAGES_RECORD, SWAP_MASK_RECORD } from '../../src/steps/support/installed.ts';
@@ -44,7 +45,7 @@ import { planOn, project } from './step-plans.helpers.ts';
 const TEMPLATE = ANY.cloudHostsTemplate('debian');
 
 /** The steps of `up` that install something, in its order (images needs archives: none here). */
-const UP_STEPS: ChangeStep[] = [pinHostsStep, distributeStep, bootstrapEtcdStep, bootstrapControlPlaneStep, kubeletRbacStep, workerOsStep, containerdStep, cniStep, kubeletStep, kubeProxyStep, routesStep];
+const UP_STEPS: ChangeStep[] = [pinHostsStep, distributeStep, bootstrapEtcdStep, bootstrapControlPlaneStep, kubeletRbacStep, workerOsStep, containerdStep, cniStep, kubeletStep, kubeProxyStep, podForwardingStep, routesStep];
 
 type Machine = ReturnType<typeof debianMachine>;
 
@@ -164,6 +165,20 @@ describe('reset on machines every step of up built', () => {
       if (name === 'node-0') expect([t.state.packagesMissing.sort(), t.state.swapMasked]).toEqual([['conntrack', 'ipset', 'socat'], false]);
     });
   }
+
+  it("node-0: reset takes out hardway's pod forwarding chain and FORWARD's jump to it; Docker's chain and the policy stay", async () => {
+    const t = bootedMachine('node-0');
+    for (const step of UP_STEPS) await converge(step, inv, t);
+    const fwd = t.state.filter;
+    fwd.policies.set('FORWARD', 'DROP');
+    fwd.chains.set('DOCKER-USER', []);
+    fwd.chains.get('FORWARD')!.push('-j DOCKER-USER');
+    expect(fwd.chains.get('FORWARD')).toEqual(['-j HARDWAY-FORWARD', '-j DOCKER-USER']);
+    const planned = await converge(resetStep, inv, t);
+    expect(planned).toContain("run: iptables -w -D FORWARD -j HARDWAY-FORWARD && iptables -w -F HARDWAY-FORWARD && iptables -w -X HARDWAY-FORWARD (the pod forwarding chain HARDWAY-FORWARD and FORWARD's jump to it (other rules stay))");
+    expect([fwd.policies.get('FORWARD'), fwd.chains.get('FORWARD'), fwd.chains.has('HARDWAY-FORWARD'), fwd.chains.has('DOCKER-USER')]).toEqual(['DROP', ['-j DOCKER-USER'], false, true]);
+    expect(await converge(resetStep, inv, t)).toEqual([]);
+  });
 
   it('server with scheduled snapshots: reset stops the timer and removes its files even once etcd.snapshots is unset, the snapshots kept, then plans nothing', async () => {
     const base = await project();

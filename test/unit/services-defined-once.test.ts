@@ -16,7 +16,7 @@ describe('services, defined once', () => {
     expect([...SERVICE_STEPS]).toEqual([
       ['etcd', 'bootstrap-etcd'],
       ['kube-apiserver', 'bootstrap-control-plane'], ['kube-controller-manager', 'bootstrap-control-plane'], ['kube-scheduler', 'bootstrap-control-plane'],
-      ['containerd', 'containerd'], ['haproxy', 'api-proxy'], ['kubelet', 'kubelet'], ['kube-proxy', 'kube-proxy'], ['hardway-pod-routes', 'routes'],
+      ['containerd', 'containerd'], ['haproxy', 'api-proxy'], ['kubelet', 'kubelet'], ['kube-proxy', 'kube-proxy'], ['hardway-pod-forwarding', 'pod-forwarding'], ['hardway-pod-routes', 'routes'],
     ]);
     expect(WORKER_SERVICES).toEqual(['containerd', 'kubelet', 'kube-proxy']);
     expect(CONTROL_PLANE_SERVICES).toEqual(['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);

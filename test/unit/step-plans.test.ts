@@ -18,6 +18,7 @@ import { distributeStep } from '../../src/steps/distribute.ts';
 import { kubeProxyStep } from '../../src/steps/kube-proxy.ts';
 import { kubeletRbacStep, liveObjectsMatch, RBAC_MANIFEST } from '../../src/steps/kubelet-rbac.ts';
 import { kubeletStep } from '../../src/steps/kubelet.ts';
+import { podForwardingStep } from '../../src/steps/pod-forwarding.ts';
 import { routesStep } from '../../src/steps/routes.ts';
 import { etcdSnapshotsStep } from '../../src/steps/etcd-snapshots.ts';
 import { workerOsStep } from '../../src/steps/worker-os.ts';
@@ -40,6 +41,7 @@ const CASES: Array<{ step: ChangeStep; on: string; setup?: (t: ReturnType<typeof
   { step: kubeProxyStep, on: 'node-0', fresh: ['put /usr/local/bin/kube-proxy 0755', 'put /var/lib/kube-proxy/kube-proxy-config.yaml', 'put /etc/systemd/system/kube-proxy.service', 'run: { systemctl restart kube-proxy'] },
   { step: routesStep, on: 'server', fresh: ['run: ip route replace 10.200.0.0/24 via 10.240.0.20 && ip route replace 10.200.1.0/24 via 10.240.0.21', 'put /etc/systemd/system/hardway-pod-routes.service', 'run: systemctl enable --no-reload hardway-pod-routes'] },
   { step: routesStep, on: 'node-0', fresh: ['run: ip route replace 10.200.1.0/24 via 10.240.0.21', 'put /etc/systemd/system/hardway-pod-routes.service'] },
+  { step: podForwardingStep, on: 'node-0', fresh: ['run: iptables -w -N HARDWAY-FORWARD && iptables -w -F HARDWAY-FORWARD && iptables -w -A HARDWAY-FORWARD -s 10.200.0.0/16 -j ACCEPT && iptables -w -A HARDWAY-FORWARD -d 10.200.0.0/16 -j ACCEPT && iptables -w -I FORWARD 1 -j HARDWAY-FORWARD', 'put /etc/systemd/system/hardway-pod-forwarding.service', 'run: systemctl enable --no-reload hardway-pod-forwarding', 'run: { systemctl start hardway-pod-forwarding'] },
 ];
 
 describe('every step plans from facts: fresh machine -> its changes, converged machine -> none', () => {
@@ -210,5 +212,78 @@ describe('etcd-snapshots: the timer on the first control plane while etcd.snapsh
     for (const c of off) await applyChange(t, c);
     expect(await plan(base)).toEqual([]);
     expect(t.state.snapshotsDirMode).toBe('700');
+  });
+});
+
+describe('pod-forwarding: the pod network is forwarded whatever FORWARD says, and kept so', () => {
+  let inv: Inventory;
+  beforeAll(async () => {
+    inv = await project();
+  });
+  /** node-0 with the step applied once, as a real run leaves it. */
+  async function converged() {
+    const machine = inv.machines.find((m) => m.hostname === 'node-0')!;
+    const t = debianMachine('node-0');
+    for (const change of await planOn(podForwardingStep, inv, machine, t)) await applyChange(t, change);
+    const plan = async () => (await planOn(podForwardingStep, inv, machine, t)).map(describeChange);
+    return { t, plan, apply: async () => { for (const change of await planOn(podForwardingStep, inv, machine, t)) await applyChange(t, change); } };
+  }
+
+  it('the chain accepts the cluster CIDR both ways and FORWARD jumps to it first, before the rules already there', async () => {
+    const machine = inv.machines.find((m) => m.hostname === 'node-0')!;
+    const t = debianMachine('node-0');
+    // kube-proxy's jumps are there first, as after its first sync.
+    t.state.filter.chains.get('FORWARD')!.push('-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD');
+    for (const change of await planOn(podForwardingStep, inv, machine, t)) await applyChange(t, change);
+    expect(t.state.filter.chains.get('FORWARD')).toEqual(['-j HARDWAY-FORWARD', '-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD']);
+    expect(t.state.filter.chains.get('HARDWAY-FORWARD')).toEqual(['-s 10.200.0.0/16 -j ACCEPT', '-d 10.200.0.0/16 -j ACCEPT']);
+  });
+
+  it('as Docker leaves a machine (policy DROP, DOCKER-USER jumped first) with the jump gone: the jump goes back first; the policy stays', async () => {
+    const { t, plan, apply } = await converged();
+    const fwd = t.state.filter;
+    fwd.policies.set('FORWARD', 'DROP');
+    fwd.chains.set('DOCKER-USER', []);
+    fwd.chains.set('FORWARD', ['-j DOCKER-USER']);
+    expect(await plan()).toEqual(['run: iptables -w -I FORWARD 1 -j HARDWAY-FORWARD (FORWARD does not jump to HARDWAY-FORWARD (policy DROP): pod traffic is dropped by the policy)']);
+    await apply();
+    expect(fwd.chains.get('FORWARD')).toEqual(['-j HARDWAY-FORWARD', '-j DOCKER-USER']);
+    expect(fwd.policies.get('FORWARD')).toBe('DROP');
+    expect(await plan()).toEqual([]);
+  });
+
+  it('Docker started after hardway (its DOCKER-USER jump before ours, nothing dropping in FORWARD itself): converged, nothing to do', async () => {
+    const { t, plan } = await converged();
+    t.state.filter.policies.set('FORWARD', 'DROP');
+    t.state.filter.chains.set('DOCKER-USER', []);
+    t.state.filter.chains.get('FORWARD')!.unshift('-j DOCKER-USER');
+    t.state.filter.chains.get('FORWARD')!.push('-j DOCKER-FORWARD');
+    expect(await plan()).toEqual([]);
+  });
+
+  it('a DROP before the jump: the jump is moved first; a stale rule of an old CIDR goes; a missing chain comes back', async () => {
+    const { t, plan, apply } = await converged();
+    const fwd = t.state.filter;
+    fwd.chains.get('FORWARD')!.unshift('-s 10.200.0.0/16 -j DROP');
+    fwd.chains.set('HARDWAY-FORWARD', ['-s 10.99.0.0/16 -j ACCEPT', '-d 10.200.0.0/16 -j ACCEPT']);
+    const lines = await plan();
+    expect(lines).toEqual([expect.stringMatching(/^run: iptables -w -F HARDWAY-FORWARD && .* && iptables -w -D FORWARD -j HARDWAY-FORWARD && iptables -w -I FORWARD 1 -j HARDWAY-FORWARD \(HARDWAY-FORWARD holds "-s 10\.99\.0\.0\/16 -j ACCEPT", .*stale rules removed\); FORWARD drops pod traffic before it jumps to HARDWAY-FORWARD: "-A FORWARD -s 10\.200\.0\.0\/16 -j DROP"\)$/)]);
+    await apply();
+    expect(fwd.chains.get('FORWARD')).toEqual(['-j HARDWAY-FORWARD', '-s 10.200.0.0/16 -j DROP']);
+    expect(fwd.chains.get('HARDWAY-FORWARD')).toEqual(['-s 10.200.0.0/16 -j ACCEPT', '-d 10.200.0.0/16 -j ACCEPT']);
+    expect(await plan()).toEqual([]);
+    // A flush of the whole table (a firewall reloading its own rules): chain and jump are back.
+    fwd.chains = new Map([['INPUT', []], ['FORWARD', []], ['OUTPUT', []]]);
+    expect((await plan())[0]).toMatch(/^run: iptables -w -N HARDWAY-FORWARD && .* -I FORWARD 1 -j HARDWAY-FORWARD /);
+    await apply();
+    expect(await plan()).toEqual([]);
+  });
+
+  it('the unit restores the same rules at boot: the chain, the two ACCEPTs, the jump first unless there', async () => {
+    const { t } = await converged();
+    const unit = t.files.get('/etc/systemd/system/hardway-pod-forwarding.service')!.content.toString();
+    expect(unit).toContain('ExecStart=/usr/sbin/iptables -w -A HARDWAY-FORWARD -s 10.200.0.0/16 -j ACCEPT\nExecStart=/usr/sbin/iptables -w -A HARDWAY-FORWARD -d 10.200.0.0/16 -j ACCEPT\n');
+    expect(unit).toContain("ExecStart=/bin/sh -c '/usr/sbin/iptables -w -C FORWARD -j HARDWAY-FORWARD 2>/dev/null || /usr/sbin/iptables -w -I FORWARD 1 -j HARDWAY-FORWARD'");
+    expect(t.state.units.get('hardway-pod-forwarding')).toEqual({ enabled: 'enabled', active: 'active' });
   });
 });

@@ -14,6 +14,7 @@ import { PAUSE_IMAGE, WEB_IMAGE } from '../../images/names.ts';
 import { CRI_NAMESPACE, CTR } from '../../probes/containerd.ts';
 import { registryDir } from '../../render/registries.ts';
 import { podRoutes } from '../../render/routes.ts';
+import { POD_FORWARD_CHAIN } from '../../net/pod-forwarding.ts';
 import { sh, type Command } from '../../shell.ts';
 import { LAB_REGISTRY_NAME, repositoryOf } from '../registry.ts';
 import { expiredKubelet } from './expired-cert.ts';
@@ -132,6 +133,22 @@ export const SCENARIOS: Scenario[] = [
     async apply(env) {
       await env.exec(sh`sysctl -q -w ${BRIDGE_SYSCTLS.map((k) => `${k}=0`)}`);
       return BRIDGE_SYSCTLS.map((k) => `set ${k}=0`);
+    },
+  },
+  {
+    name: 'docker-forward',
+    breaks: `leaves the worker as installing Docker and a firewall reload do: FORWARD's policy DROP, Docker's DOCKER-USER chain jumped to first and DOCKER-FORWARD last, and hardway's jump to ${POD_FORWARD_CHAIN} gone`,
+    sees: 'every node stays Ready and pods run; pods elsewhere cannot open connections to pods on this node (kube-proxy accepts only replies), and Services whose endpoints are here time out',
+    roles: ['worker'],
+    // The pod-forwarding step's plan sees the missing jump: doctor's drift names it.
+    doctor: { check: 'drift', fix: { steps: ['pod-forwarding'] } },
+    async apply(env) {
+      // As dockerd sets them up (an empty DOCKER-USER for the admin's rules), each made once.
+      await env.exec(sh`iptables -w -P FORWARD DROP && { iptables -w -N DOCKER-USER 2>/dev/null; iptables -w -N DOCKER-FORWARD 2>/dev/null; true; }`);
+      await env.exec(sh`{ iptables -w -C FORWARD -j DOCKER-USER 2>/dev/null || iptables -w -I FORWARD 1 -j DOCKER-USER; } && { iptables -w -C FORWARD -j DOCKER-FORWARD 2>/dev/null || iptables -w -A FORWARD -j DOCKER-FORWARD; }`);
+      await env.exec(sh`while iptables -w -D FORWARD -j ${POD_FORWARD_CHAIN} 2>/dev/null; do :; done`);
+      return ['set the policy of FORWARD to DROP', 'made the chains DOCKER-USER (jumped to first) and DOCKER-FORWARD (jumped to last), empty as Docker makes them',
+        `deleted FORWARD's jump to ${POD_FORWARD_CHAIN}, as a firewall that reloads its own rules does`];
     },
   },
   {

@@ -21,6 +21,7 @@ import type { ServiceState } from './inspect.ts';
 import { CONTAINERD_STATE, ETCD_DATA, FSTAB_SWAP_NOTE, SWAP_MASK_RECORD as SWAP_MASK, type Installed } from './installed.ts';
 import { staleRegistryChanges } from './registry-dirs.ts';
 import type { LiveRoute } from '../../probes/network.ts';
+import { POD_FORWARD_CHAIN } from '../../net/pod-forwarding.ts';
 
 /**
  * Stops every pod and container while containerd runs: a shell program in a file of its own, its
@@ -64,6 +65,8 @@ export interface ResetFacts {
   packages: string[];
   /** MARKED_REGISTRY_DIRS_PROBE's answer (workers). */
   registryDirs?: ProbeResult;
+  /** The pod-forwarding step's chain (whether it exists) and FORWARD's jumps to it (workers). */
+  podForward?: { chain: boolean; jumps: number };
 }
 
 /** Debian's own haproxy config, which the api-proxy step leaves alone. */
@@ -90,6 +93,12 @@ export function resetChanges(inv: Inventory, installed: Installed, f: ResetFacts
   const routes = routeChanges(f.routes, [], inv.settings.clusterCidr);
   const gone = routes.map((c) => (c.kind === 'exec' ? c.cmd.text.replace(/^ip route del /, '') : ''));
   changes.push(...asOneCommand(routes).map((c) => ({ ...c, reason: `routes to other workers' pods: ${gone.join(', ')}` })));
+  // The pod forwarding rules likewise, before their unit stops (its stop ignores what is gone).
+  const fwd = f.podForward;
+  if (fwd && (fwd.chain || fwd.jumps > 0)) {
+    const cmds = [...Array.from({ length: fwd.jumps }, () => sh`iptables -w -D FORWARD -j ${POD_FORWARD_CHAIN}`), ...(fwd.chain ? [sh`iptables -w -F ${POD_FORWARD_CHAIN}`, sh`iptables -w -X ${POD_FORWARD_CHAIN}`] : [])];
+    exec(joinCommands(cmds), `the pod forwarding chain ${POD_FORWARD_CHAIN} and FORWARD's jump to it (other rules stay)`);
+  }
 
   // Services: everything but containerd first, then the pods it still runs, then containerd.
   changes.push(...stopServices(installed.services.filter((s) => s !== 'containerd'), f));
