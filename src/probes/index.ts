@@ -4,6 +4,7 @@
 // Reads of a cluster's API (kubectl.ts) and of etcd (etcdctl.ts) are probes too, their waits included.
 import * as containerd from './containerd.ts';
 import * as etcdctl from './etcdctl.ts';
+import * as fn from './function.ts';
 import * as kubectl from './kubectl.ts';
 import * as kubelet from './kubelet.ts';
 import * as names from './names.ts';
@@ -16,7 +17,7 @@ const isProbe = (v: unknown): v is Probe<unknown[], unknown> => typeof v === 'ob
 
 /** Every probe, by its registry name. */
 export const PROBES: ReadonlyMap<string, Probe<never[], unknown>> = new Map(
-  [containerd, etcdctl, kubectl, kubelet, names, network, system, systemd]
+  [containerd, etcdctl, fn, kubectl, kubelet, names, network, system, systemd]
     .flatMap((m) => Object.values(m).filter(isProbe))
     .map((p) => [p.name, p as Probe<never[], unknown>]),
 );

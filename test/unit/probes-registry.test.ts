@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import * as containerd from '../../src/probes/containerd.ts';
 import * as etcdctl from '../../src/probes/etcdctl.ts';
+import * as fn from '../../src/probes/function.ts';
 import * as kubectl from '../../src/probes/kubectl.ts';
 import * as kubelet from '../../src/probes/kubelet.ts';
 import * as names from '../../src/probes/names.ts';
@@ -18,7 +19,7 @@ import { sh } from '../../src/shell.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
 import { LocalTransport } from '../../src/transport/local.ts';
 
-const defined = [containerd, etcdctl, kubectl, kubelet, names, network, system, systemd].flatMap((m) => Object.values(m).filter((v) => typeof v === 'object' && v !== null && 'ask' in v)) as { name: string }[];
+const defined = [containerd, etcdctl, fn, kubectl, kubelet, names, network, system, systemd].flatMap((m) => Object.values(m).filter((v) => typeof v === 'object' && v !== null && 'ask' in v)) as { name: string }[];
 
 describe('the probe registry', () => {
   it('holds every probe defined in src/probes/, each under a name of its own', () => {
