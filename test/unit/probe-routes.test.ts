@@ -41,13 +41,13 @@ describe('each API and etcd probe: one typed answer from kubectl over SSH and fr
     for (const o of [role, node('node-0'), node('node-1'), deployment]) machine.state.objects.set(`${o.kind.toLowerCase()}/${o.metadata.name}`, o);
     machine.state.dnsPods = [pod('coredns-a'), pod('coredns-b')];
     // What kubectl prints for the probes the fake machine does not answer itself.
-    machine.handlers.unshift(
-      [/ get node (\S+) -o name --ignore-not-found\) 2>&1$| get node (\S+) -o name --ignore-not-found 2>&1$/, (m) => ok(machine.state.objects.has(`node/${m[1] ?? m[2]}`) ? `node/${m[1] ?? m[2]}\n` : '')],
-      [/ rollout status deployment\/coredns -n kube-system --timeout=\d+s 2>&1$/, () => ok('Waiting for deployment "coredns" rollout to finish: 1 of 2 updated replicas are available...\ndeployment "coredns" successfully rolled out\n')],
-      // Many Nodes: the named objects, then `kubectl get nodes` (every Node), two pretty-printed documents.
-      [/get clusterrole\/r -n kube-system -o json --ignore-not-found && kubectl --kubeconfig=\S+ --request-timeout=10s get nodes -o json$/, () => ok(
-        `${JSON.stringify(role, null, 4)}\n${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [node('node-0'), node('node-1')] }, null, 4)}\n`)],
-    );
+    machine.answer(nodeListed, (name) => ok(machine.state.objects.has(`node/${name}`) ? `node/${name}\n` : ''));
+    machine.answer(rolloutDone, () => ok('Waiting for deployment "coredns" rollout to finish: 1 of 2 updated replicas are available...\ndeployment "coredns" successfully rolled out\n'));
+    // Many Nodes: the named objects, then `kubectl get nodes` (every Node), two pretty-printed documents.
+    const objects = machine.answerOf(clusterObjects);
+    machine.answer(clusterObjects, (resources) => (resources.filter((r) => r.startsWith('nodes/')).length > 3
+      ? ok(`${JSON.stringify(role, null, 4)}\n${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [node('node-0'), node('node-1')] }, null, 4)}\n`)
+      : objects(resources)));
     fake = await startFakeApiServer(inv.dir, machine.state);
     api = new ClusterApi(inv, { apiAddress: { host: '127.0.0.1', port: fake.port }, timeouts: FAST });
   });
@@ -118,7 +118,7 @@ describe('each API and etcd probe: one typed answer from kubectl over SSH and fr
     const etcd = await startFakeApiServer(inv.dir, { objects: new Map() }, { crt: 'pki/machines/server/etcd-server.crt', key: 'pki/machines/server/etcd-server.key', ca: 'pki/etcd-ca.crt' });
     const etcdApi = new ClusterApi(inv, { apiAddress: { host: '127.0.0.1', port: fake.port }, etcdAddress: () => ({ host: '127.0.0.1', port: etcd.port }), timeouts: FAST });
     const m = debianMachine('server');
-    m.handlers.unshift([/etcdctl .* endpoint health 2>&1$/, () => ok(`https://127.0.0.1:${etcd.port} is healthy: successfully committed proposal: took = 1.9ms\n`)]);
+    m.answer(etcdHealth, () => ok(`https://127.0.0.1:${etcd.port} is healthy: successfully committed proposal: took = 1.9ms\n`));
     try {
       const { h } = await createFacts(m).ask({ h: etcdHealth.ask(false) });
       const direct = await answerDirectly(etcdHealth.ask(false), etcdApi, inv, server());
@@ -134,7 +134,7 @@ describe('each API and etcd probe: one typed answer from kubectl over SSH and fr
   it('api-lists (doctor): every Node, Pod, Deployment and Event, from kubectl on the jumpbox and over HTTPS; doctor\'s evidence is the same', async () => {
     const jumpbox = debianMachine('jumpbox');
     const everything = { apiVersion: 'v1', kind: 'List', items: [node('node-0'), node('node-1'), pod('coredns-a'), pod('coredns-b'), deployment] };
-    jumpbox.handlers.unshift([/ get nodes,pods,deployments,events --all-namespaces -o json 2>&1 >&3\); \} 3>&1; /, () => ok(`${JSON.stringify(everything, null, 4)}\n`)]);
+    jumpbox.answer(apiLists, () => ok(`${JSON.stringify(everything, null, 4)}\n`));
     const k = jumpboxKubectl(inv, '/usr/bin/kubectl');
     const { l } = await createFacts(jumpbox).ask({ l: apiLists.ask(k) });
     expect(l).toEqual({ ok: true, items: everything.items });
@@ -175,7 +175,7 @@ describe('doctor\'s and the bundle\'s kubectl on the jumpbox, a registry probe r
 
   it('the bundle\'s cluster/ files come from the cluster-table probe', async () => {
     const jumpbox = debianMachine('jumpbox');
-    jumpbox.handlers.unshift([/ get (nodes -o wide|pods --all-namespaces -o wide|events --all-namespaces --sort-by=\.lastTimestamp) 2>&1 >&3\); \} 3>&1; /, (m) => ok(`table of ${m[1]!.split(' ')[0]}\n`)]);
+    jumpbox.answer(clusterTable, (_k, table) => ok(`table of ${table}\n`));
     const texts = await clusterBundle(inv, { PATH: '' }, () => createFacts(jumpbox));
     expect(texts).toEqual([
       { path: 'cluster/nodes.txt', text: 'table of nodes\n' },
