@@ -5,6 +5,8 @@ import { WORKER } from '../../layout.ts';
 import { hostsBlock } from '../../render/hosts.ts';
 import { cloudInitFacts } from '../../steps/pin-hosts-text.ts';
 import { journalsOfDown, serviceStates, type ServiceState } from '../../probes/systemd.ts';
+import { listeners } from '../../probes/system.ts';
+import { componentPorts } from '../../steps/preflight/checks.ts';
 import { cloudConfigKeys, hostsTemplateBlocks, namesResolved } from '../../probes/names.ts';
 import { serviceFix, stepsFix, unreachableFix } from '../fixes.ts';
 import { servicesOf } from '../probes.ts';
@@ -64,9 +66,39 @@ export function serviceDown(m: Machine, s: string, a: MachineAnswers<ReturnType<
     evidence: `systemctl show ${s}: ActiveState=${state?.active || '?'}` + (last ? `; journalctl -u ${s}: ${last}` : '') +
       (both ? `; systemctl show kubelet: ActiveState=${states.get('kubelet')?.active || '?'}` : ''),
     fix: both ? stepsFix(['containerd', 'kubelet'], m.hostname) : serviceFix(s, m.hostname),
-    about: { kind: 'service' },
+    about: { kind: `service ${s}` },
   }];
 }
+
+/** A component's service is not active and another program holds its port (the service's finding is told in this one). */
+export const ports = doctorCheck({
+  name: 'ports',
+  rank: 15,
+  asks: (q) => ({ ...serviceProbes(q), listening: listeners.ask() }),
+  judge: ({ ctx, machine: m, answers }): Found[] => {
+    const held = answers.listening;
+    const states = answers.services;
+    // No ss there (or no answer): nothing to judge by.
+    if (!held || !states) return [];
+    return componentPorts(ctx.inventory, m).flatMap(({ port, owner }): Found[] => {
+      const holders = held.get(port);
+      const state = states.get(owner)?.active;
+      if (!holders || holders.includes(owner) || state === 'active') return [];
+      const who = holders.join(', ') || 'a program ss cannot name';
+      return [{
+        machine: m.hostname, fix: null, about: { kind: `port ${owner}` },
+        cause: `port ${port} on ${m.hostname}, where ${owner} listens, is held by ${who}: ${owner} cannot start (${state || 'unknown'}); stop that program or move it to another port`,
+        evidence: `ss -Hltnp: port ${port} held by ${who}`,
+      }];
+    });
+  },
+  explains: {
+    // The finding of the service whose port is taken.
+    'control-plane': (mine, theirs) => mine.machine === theirs.machine && theirs.about?.kind === `service ${mine.about!.kind!.slice(5)}`,
+    kubelet: (mine, theirs) => mine.machine === theirs.machine && theirs.about?.kind === `service ${mine.about!.kind!.slice(5)}`,
+    node: sameMachine,
+  },
+});
 
 /** etcd and the control plane's services, each one not active. */
 export const controlPlane = doctorCheck({
