@@ -35,7 +35,7 @@ export interface Judged {
 export interface About {
   /** The step whose plan has changes (drift). */
   step?: StepName;
-  /** What part of its check it is (e.g. `config` for containerd's config file, `service` for its unit, `pod` for a CoreDNS pod). */
+  /** What part of its check it is (e.g. `config` for containerd's config file, `service kubelet` for a unit, `port etcd` for a port, `pod` for a CoreDNS pod). */
   kind?: string;
   /** A pod that does not start: its node is not Ready; it cannot pull its image. */
   nodeNotReady?: boolean;
