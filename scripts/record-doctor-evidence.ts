@@ -8,7 +8,7 @@ import { gatherApi } from '../src/doctor/api.ts';
 import { defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from '../src/doctor/context.ts';
 import { gatherMachine } from '../src/doctor/gather.ts';
 import { hostConnector, ONE_ATTEMPT } from '../src/transport/index.ts';
-import { pullRequests, requestsFor } from '../src/doctor/probes.ts';
+import { pullRequests, requestsFor } from '../src/doctor/batch.ts';
 import { loadInventory } from '../src/inventory.ts';
 import { defaultLabPaths } from '../src/lab/names.ts';
 
@@ -20,6 +20,6 @@ const api = await gatherApi(inventory, process.env);
 const testImages = defaultTestImages(inventory, api, lab);
 const connect = hostConnector(inventory, { dir: inventory.dir, ...ONE_ATTEMPT });
 const evidence = await Promise.all(inventory.machines.map((m) =>
-  gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), pullRequests(m, testImages)], connect)));
+  gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), pullRequests(inventory, m, testImages)], connect)));
 writeFileSync(out, JSON.stringify({ now: Date.now(), lab, testImages, pki: pkiCertificates(inventory), rendered, api, evidence }, null, 1) + '\n');
 console.log(`${out}: ${inventory.machines.length} machines, ${api.nodes.length} nodes${api.error ? `, API error: ${api.error}` : ''}`);

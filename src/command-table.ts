@@ -154,11 +154,17 @@ export function stepOrder(steps: StepSequence, chosen: ReadonlySet<StepName>): {
  * step asked (its follow-ups go with it). Doctor's fixes and the break scenarios' come from here.
  */
 export function commandFor(steps: readonly StepName[], opts: { node?: string; extra?: string } = {}): string {
+  const { name, only } = commandChoice(steps);
+  return commandLine(name, { ...opts, only });
+}
+
+/** The command commandFor names for `steps`, its `--only` steps (none: the whole command), and every step that line runs. */
+export function commandChoice(steps: readonly StepName[]): { name: string; only: StepName[]; runs: StepName[] } {
   const fits = REMOTE_COMMANDS.filter((c) => !c.scope && !c.confirm && steps.every((s) => stepNames(c.steps).includes(s)));
   const best = [...fits].sort((a, b) => stepNames(a.steps).length - stepNames(b.steps).length)[0];
   if (!best) throw new Error(`no command runs ${steps.join(', ')}`);
   const whole = stepNames(best.steps).length === steps.length || (steps.length === 1 && best.name === steps[0]);
-  return commandLine(best.name, { ...opts, only: whole ? [] : steps });
+  return { name: best.name, only: whole ? [] : [...steps], runs: whole ? stepNames(best.steps) : [...steps] };
 }
 
 /** `hardway NAME [--only STEP...] [--node NODE]` for a remote command of the table (refused when there is none of that name). */

@@ -1,16 +1,9 @@
-// What doctor asks each machine, as one facts batch (one SSH round trip): text files it reads and
-// read-only commands. Nothing here writes: no file, no image, no cache entry (the facts script runs
-// without its SHA-cache writes), and the test pull fetches a manifest to /dev/null.
-import type { Inventory, Machine } from '../inventory.ts';
+// What doctor's checks read on each machine, shared by the checks that ask it: the services and
+// certificates of each role, the kubeconfigs it reads (never a key), and the keys some answers are
+// kept under. The batch itself is derived from the checks (batch.ts).
+import type { Machine } from '../inventory.ts';
 import { SERVER, WORKER } from '../layout.ts';
-import { images, testPull } from '../probes/containerd.ts';
-import { kubeconfigEndpoint, kubeletResolver } from '../probes/kubelet.ts';
-import { cloudConfigKeys, hostsTemplateBlocks, namesResolved } from '../probes/names.ts';
-import { routes } from '../probes/network.ts';
 import type { ProbeRequest } from '../probes/probe.ts';
-import { clock, sysctls } from '../probes/system.ts';
-import { journalsOfDown, serviceStates } from '../probes/systemd.ts';
-import { WORKER_SYSCTLS } from '../steps/support/components.ts';
 import { CONTROL_PLANE_SERVICES, servicesOfStep, WORKER_SERVICES } from '../steps/step-names.ts';
 
 /** The services doctor expects active on a machine of this role (the step table's own lists). */
@@ -49,40 +42,3 @@ export const CACHED_PROBE = 'cached images';
 
 /** Probe name of the test pull of one image. */
 export const pullProbe = (image: string) => `pull ${image}`;
-
-/** Everything doctor asks `m` at once, given the rendered files it compares (test pulls aside: pullRequests). */
-export function requestsFor(inv: Inventory, m: Machine, rendered: string[]): MachineRequests {
-  const services = servicesOf(m);
-  const probes: Record<string, ProbeRequest> = {
-    clock: clock.ask(),
-    names: namesResolved.ask(inv.machines.flatMap((x) => [x.hostname, x.fqdn])),
-    services: serviceStates.ask(services),
-    // The journal's last lines only of a service that is not active.
-    journal: journalsOfDown.ask(services),
-    // Only hardway's block of each cloud-init hosts template (the distribution's is chosen later).
-    templates: hostsTemplateBlocks.ask(),
-    // cloud-init's config in pin-hosts' merge order, only the lines that say its distribution and manage_etc_hosts.
-    cloudCfg: cloudConfigKeys.ask(),
-    routes: routes.ask(),
-  };
-  if (m.role === 'worker') {
-    probes.sysctls = sysctls.ask(WORKER_SYSCTLS);
-    probes[KUBELET_DNS_PROBE] = kubeletResolver.ask();
-    for (const [name, path] of Object.entries(KUBECONFIGS)) probes[`kubeconfig ${name}`] = kubeconfigEndpoint.ask(path);
-  }
-  const reads = ['/etc/hosts', '/etc/os-release', ...certificateFiles(m).map((c) => c.path), ...(m.role === 'worker' ? [WORKER.kubeletConfig] : []), ...rendered];
-  return { reads, probes };
-}
-
-/**
- * The test pulls of a worker, asked beside the main batch once the images are known (they may come
- * from the API). A fetch from the registry itself, never from the node's image cache (a cached image
- * hides a broken mirror from every IfNotPresent pull): the manifest goes to /dev/null, nothing is stored.
- */
-export function pullRequests(m: Machine, testImages: string[]): MachineRequests {
-  if (m.role !== 'worker' || testImages.length === 0) return { reads: [], probes: {} };
-  const probes: Record<string, ProbeRequest> = Object.fromEntries(testImages.map((image) => [pullProbe(image), testPull.ask(image)]));
-  // What the node has cached, to tell when a cached image hides a broken pull.
-  probes[CACHED_PROBE] = images.ask(testImages);
-  return { reads: [], probes };
-}

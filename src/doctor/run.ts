@@ -18,7 +18,7 @@ import { widthOf } from '../ui/wrap.ts';
 import { gatherMachine } from './gather.ts';
 import { sharedConnections } from './shared-connections.ts';
 import type { Connect } from '../transport/index.ts';
-import { pullRequests, requestsFor } from './probes.ts';
+import { pullRequests, requestsFor } from './batch.ts';
 import type { DoctorContext, Finding } from './types.ts';
 
 /** What one run needs; `connect` opens a machine's transport (hostConnector with ONE_ATTEMPT in production). */
@@ -83,7 +83,7 @@ async function diagnoseAndReport(run: DoctorRun, r: RunParts): Promise<{ code: n
   const gate = new Semaphore(MACHINES_AT_ONCE);
   const steps = await upChangeSteps();
   const evidence = await Promise.all(selected.map((m) => gate.run(() =>
-    gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), images.then((i) => pullRequests(m, i))], connect,
+    gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), images.then((i) => pullRequests(inventory, m, i))], connect,
       (facts) => planDrift(inventory, m, facts, steps)))));
   const ctx: DoctorContext = {
     inventory, rendered, pki, lab, caPem: pki['pki/ca.crt'], projectArgs: run.projectArgs, testImages: await images, archived: archivedImages(inventory), now: Date.now(),

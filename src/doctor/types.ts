@@ -5,31 +5,15 @@ import type { PodProblem } from '../steps/support/pods.ts';
 import type { Inventory } from '../inventory.ts';
 import type { StepName } from '../steps/index.ts';
 
-/**
- * Every check doctor makes, most likely cause first: a finding's rank is its check's place here.
- * A machine that does not answer explains everything else about it; a control plane that is down
- * explains every node; then the causes of a missing or NotReady node in the issue's order; then
- * a step whose plan finds the machine other than hardway left it (drift: it explains a NotReady node
- * or pods that do not start); then what leaves nodes Ready but breaks pods (a kubelet's DNS settings
- * before the CoreDNS state they explain); then registries; then a node whose cause was not found;
- * last pods that do not start for a reason none of these explains.
- */
-export const CHECKS = [
-  'ssh', 'control-plane', 'api', 'names', 'kubelet', 'containerd', 'cni', 'certificates',
-  'drift', 'kube-proxy', 'netfilter', 'ip-forward', 'routes', 'pod-subnet', 'kubelet-dns', 'dns', 'registry', 'pull', 'node', 'pods',
-] as const;
-
-/** One check of CHECKS. */
-export type Check = (typeof CHECKS)[number];
-
 /** One problem doctor found: where, which check, why, what showed it, and the command that fixes it. */
 export interface Finding {
   machine: string;
-  check: Check;
+  /** The check that found it: one of CHECKS (checks/index.ts), whose order ranks the findings. */
+  check: string;
   cause: string;
   /** The command that showed it and the line it printed (`getent hosts server.kubernetes.local: (no answer)`). */
   evidence: string;
-  /** The hardway command line that fixes it, as a user types it; null when no hardway command can. */
+  /** The hardway command line that fixes it, as a user types it (its fix as data, printed); null when no hardway command can. */
   fix: string | null;
 }
 

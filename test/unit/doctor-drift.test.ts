@@ -8,7 +8,7 @@ import { coalescedFacts } from '../../src/engine/coalesced-facts.ts';
 import { createFacts } from '../../src/engine/facts.ts';
 import { diagnose } from '../../src/doctor/diagnose.ts';
 import { planDrift, upChangeSteps } from '../../src/doctor/drift.ts';
-import { fixRuns } from '../../src/doctor/fixes.ts';
+import { fixRuns, labFix, projectFix, stepsFix } from '../../src/doctor/fixes.ts';
 import { PENDING_TOO_LONG_S } from '../../src/doctor/checks/pods.ts';
 import type { ApiEvidence, DoctorContext, MachineEvidence } from '../../src/doctor/types.ts';
 import { PAUSE_IMAGE } from '../../src/images/names.ts';
@@ -119,12 +119,15 @@ describe('drift and pods as findings', () => {
   });
 
   it('knows which steps a fix runs on which machine', () => {
-    expect(fixRuns('hardway bootstrap-workers --only containerd --only kubelet --node node-0', 'kubelet', 'node-0')).toBe(true);
-    expect(fixRuns('hardway bootstrap-workers --only containerd --node node-0', 'kubelet', 'node-0')).toBe(false);
-    expect(fixRuns('hardway up --only kubelet --only dns', 'kubelet', 'node-1')).toBe(true);
-    expect(fixRuns('hardway distribute --node node-0', 'distribute', 'node-1')).toBe(false);
-    expect(fixRuns('hardway certs --renew node-0 && hardway distribute', 'distribute', 'node-0')).toBe(true);
-    expect(fixRuns('hardway lab start node-1 --name x', 'kubelet', 'node-1')).toBe(false);
+    // hardway bootstrap-workers --only containerd --only kubelet --node node-0, and without kubelet
+    expect(fixRuns(stepsFix(['containerd', 'kubelet'], 'node-0'), 'kubelet', 'node-0')).toBe(true);
+    expect(fixRuns(stepsFix(['containerd'], 'node-0'), 'kubelet', 'node-0')).toBe(false);
+    // hardway up --only kubelet --only dns; hardway distribute --node node-0
+    expect(fixRuns(stepsFix(['kubelet', 'dns']), 'kubelet', 'node-1')).toBe(true);
+    expect(fixRuns(stepsFix(['distribute'], 'node-0'), 'distribute', 'node-1')).toBe(false);
+    // hardway certs --renew node-0 && hardway distribute; hardway lab start node-1 --name x
+    expect(fixRuns([...projectFix('certs', '--renew', 'node-0'), ...stepsFix(['distribute'])], 'distribute', 'node-0')).toBe(true);
+    expect(fixRuns(labFix('start', 'node-1', 'x'), 'kubelet', 'node-1')).toBe(false);
     expect(fixRuns(null, 'kubelet', 'node-1')).toBe(false);
   });
 

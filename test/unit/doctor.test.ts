@@ -12,7 +12,7 @@ import { defaultTestImages, registryOf } from '../../src/doctor/context.ts';
 import { diagnose } from '../../src/doctor/diagnose.ts';
 import { doctorJson, doctorText } from '../../src/doctor/format.ts';
 import { gatherMachine } from '../../src/doctor/gather.ts';
-import { requestsFor } from '../../src/doctor/probes.ts';
+import { requestsFor } from '../../src/doctor/batch.ts';
 import { SCENARIOS, scenarioFix } from '../../src/lab/break/scenarios.ts';
 import type { Transport } from '../../src/transport/types.ts';
 import { DOCTOR_DNS_FIXTURES, DOCTOR_FIXTURES, recorded } from './doctor.helpers.ts';
@@ -187,6 +187,32 @@ describe('doctor on recorded evidence of a real 1+2 lab', () => {
     const [f] = diagnose(ctx, evidence, api);
     expect(f).toMatchObject({ machine: 'node-0', check: 'pod-subnet', fix: null });
     expect(f!.cause).toContain('kubectl delete node node-0');
+  });
+});
+
+describe('doctor: a port taken by another program', () => {
+  const listening = (program: string) => ({ code: 0, stdout: `LISTEN 0 4096 *:10250 *:* users:(("${program}",pid=812,fd=3))\n` });
+  const kubeletFailed = (stdout: string) => stdout.replace(/(Id=kubelet.service\n(?:.*\n)*?)ActiveState=active/, '$1ActiveState=failed');
+
+  it("the kubelet down because another program holds 10250: that program is named first, the kubelet's state in its evidence, no hardway fix", () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    evidence[1]!.probes.services!.stdout = kubeletFailed(evidence[1]!.probes.services!.stdout);
+    evidence[1]!.probes.listening = listening('nginx');
+    const findings = diagnose(ctx, evidence, api);
+    expect(findings.map((f) => `${f.machine} ${f.check}`)).toEqual(['node-0 ports']);
+    expect(findings[0]).toMatchObject({ fix: null, cause: 'port 10250 on node-0, where kubelet listens, is held by nginx: kubelet cannot start (failed); stop that program or move it to another port' });
+    expect(findings[0]!.evidence).toBe('ss -Hltnp: port 10250 held by nginx; systemctl show kubelet: ActiveState=failed');
+  });
+
+  it('the kubelet holding its own port, or active beside another listener, or no ss: no ports finding', () => {
+    const { ctx, evidence, api } = recorded('healthy');
+    evidence[1]!.probes.listening = listening('kubelet');
+    expect(diagnose(ctx, evidence, api)).toEqual([]);
+    evidence[1]!.probes.listening = listening('nginx');
+    expect(diagnose(ctx, evidence, api)).toEqual([]);
+    evidence[1]!.probes.services!.stdout = kubeletFailed(evidence[1]!.probes.services!.stdout);
+    evidence[1]!.probes.listening = { code: 0, stdout: 'ss-missing\n' };
+    expect(diagnose(ctx, evidence, api).map((f) => f.check)).toEqual(['kubelet']);
   });
 });
 

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/commands/index.ts';
-import { LAB_VERBS, labLine, labMachineLine } from '../../src/doctor/fixes.ts';
+import { fixText, LAB_VERBS, labLine, labMachineLine, PROJECT_COMMANDS, projectFix, stepsFix } from '../../src/doctor/fixes.ts';
 import { SCENARIOS, scenarioFix } from '../../src/lab/break/scenarios.ts';
 
 const SRC = resolve(import.meta.dirname, '../../src');
@@ -17,6 +17,13 @@ describe('fix lines', () => {
     for (const verb of LAB_VERBS) expect(names.has(`lab ${verb}`)).toBe(true);
     expect(labMachineLine('start', 'node-1', 'demo')).toBe('hardway lab start node-1 --name demo');
     expect(labLine('up', 'demo', '--registry')).toBe('hardway lab up --name demo --registry');
+  });
+
+  it("name only the project's own commands, and print a fix's parts joined as a user types them", () => {
+    const names = new Set(COMMANDS.map((c) => c.name));
+    for (const command of PROJECT_COMMANDS) expect(names.has(command)).toBe(true);
+    expect(fixText([...projectFix('build-images'), ...stepsFix(['images'], 'node-1')], ' --machines m.txt')).toBe('hardway build-images --machines m.txt && hardway images --node node-1 --machines m.txt');
+    expect(fixText(null, '')).toBeNull();
   });
 
   it('a scenario fixed by starting its machine says the lab line of it', () => {

@@ -10,7 +10,7 @@ import { loadInventory } from '../../src/inventory.ts';
 import { HOSTS_MARKERS } from '../../src/layout.ts';
 import { expiredKubelet } from '../../src/lab/break/expired-cert.ts';
 import { SCENARIOS, withoutBlock, scenarioFix } from '../../src/lab/break/scenarios.ts';
-import { CHECKS } from '../../src/doctor/types.ts';
+import { CHECKS } from '../../src/doctor/checks/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { makeProject } from './certs.helpers.ts';
 

@@ -1,7 +1,8 @@
 // One probe per read: the kernel settings and containerd's images are read by one probe each, which
 // the steps, verify and doctor all ask (no variant of its own in each).
 import { describe, expect, it } from 'vitest';
-import { CACHED_PROBE, pullRequests, requestsFor } from '../../src/doctor/probes.ts';
+import { pullRequests, requestsFor } from '../../src/doctor/batch.ts';
+import { CACHED_PROBE } from '../../src/doctor/probes.ts';
 import { PROBES } from '../../src/probes/index.ts';
 import { images } from '../../src/probes/containerd.ts';
 import { parseSysctls, sysctls } from '../../src/probes/system.ts';
@@ -28,7 +29,7 @@ describe('one probe per read', () => {
     const worker = ctx.inventory.machines.find((m) => m.role === 'worker')!;
     const asked = requestsFor(ctx.inventory, worker, []).probes;
     expect(asked.sysctls!.of).toBe(sysctls);
-    expect(pullRequests(worker, ['x/y:1']).probes[CACHED_PROBE]!.of).toBe(images);
+    expect(pullRequests(ctx.inventory, worker, ['x/y:1']).probes[CACHED_PROBE]!.of).toBe(images);
   });
 
   it('reads sysctl lines by key, a key that does not exist left out', () => {

@@ -3,12 +3,33 @@
 // Pure: PEM texts in, findings out (node:crypto parses; nothing is read here).
 import type { Machine } from '../../inventory.ts';
 import { identitiesFor } from '../../certs/identities.ts';
-import { caRotationCommand } from '../../certs/check.ts';
 import { daysUntil, readableCertificate } from '../../certs/inspect.ts';
 import { PKI } from '../../layout.ts';
-import { commandFix, stepsFix } from '../fixes.ts';
+import { kubeconfigEndpoint } from '../../probes/kubelet.ts';
+import { clock } from '../../probes/system.ts';
+import { commandFix, projectFix, stepsFix, type Fix } from '../fixes.ts';
 import { certificateFiles, KUBECONFIGS } from '../probes.ts';
-import type { DoctorContext, Finding, MachineEvidence } from '../types.ts';
+import type { DoctorContext, MachineEvidence } from '../types.ts';
+import { doctorCheck, sameMachine, stdoutOf, type AskOf, type Found, type MachineAnswers } from './check.ts';
+
+/** What the certificates check asks: the machine's clock, and on a worker the server and client certificate of each kubeconfig (never its key). */
+const asks = ({ machine }: AskOf) => ({
+  clock: clock.ask(),
+  ...(machine.role === 'worker' ? { 'kubeconfig kubelet': kubeconfigEndpoint.ask(KUBECONFIGS.kubelet), 'kubeconfig kube-proxy': kubeconfigEndpoint.ask(KUBECONFIGS['kube-proxy']) } : {}),
+});
+
+/** The certificates' answers. */
+type CertAnswers = MachineAnswers<{ clock: ReturnType<typeof clock.ask>; 'kubeconfig kubelet': ReturnType<typeof kubeconfigEndpoint.ask>; 'kubeconfig kube-proxy': ReturnType<typeof kubeconfigEndpoint.ask> }>;
+
+/** Every installed certificate judged on the machine's own clock. */
+export const certificates = doctorCheck({
+  name: 'certificates',
+  rank: 80,
+  asks,
+  reads: ({ machine }) => certificateFiles(machine).map((c) => c.path),
+  judge: ({ ctx, machine, answers, files }) => certificateFindings(ctx, machine, answers, files),
+  explains: { node: sameMachine },
+});
 
 /** One certificate to judge: where it is on the machine, its pki/ origin, and what it must name. */
 interface Subject {
@@ -23,21 +44,21 @@ interface Subject {
 }
 
 /** Every certificate problem on a machine, worst first per certificate (one finding each). */
-export function certificateFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
-  const clock = Number(ev.probes.clock?.stdout.trim());
-  const now = Number.isFinite(clock) && clock > 0 ? clock * 1000 : ctx.now;
+function certificateFindings(ctx: DoctorContext, m: Machine, a: CertAnswers, files: MachineEvidence['files']): Found[] {
+  const seconds = Number(a.clock?.stdout.trim());
+  const now = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : ctx.now;
   const windowDays = ctx.inventory.settings.renewBeforeDays;
-  return subjectsOf(ctx, m, ev).flatMap((s) => {
+  return subjectsOf(m, ctx.inventory.apiServerName, a, files).flatMap((s) => {
     const problem = judge(ctx, s, now) ?? renewalDue(s, now, windowDays);
     if (!problem) return [];
     const inPki = ctx.pki[s.pki];
     const pkiIsGood = inPki !== undefined && !judge(ctx, { ...s, pem: inPki }, now) && !renewalDue({ ...s, pem: inPki }, now, windowDays);
     // pki/ holds a good one: send it. An expiring (or expired) one in pki/ too: renew it, then send
     // it. Anything else wrong in pki/ is what `up` puts right (certs, kubeconfigs, distribute).
-    const fix = inPki !== s.pem && pkiIsGood ? stepsFix(ctx, ['distribute'], m.hostname)
+    const fix = inPki !== s.pem && pkiIsGood ? stepsFix(['distribute'], m.hostname)
       : problem.dueToTime ? renewalFix(ctx, s)
-        : commandFix(ctx, 'up', m.hostname);
-    return [{ machine: m.hostname, check: 'certificates', cause: `${s.what} on ${m.hostname} ${problem.cause}`, evidence: `${s.where}: ${problem.evidence}`, fix }];
+        : commandFix('up', m.hostname);
+    return [{ machine: m.hostname, cause: `${s.what} on ${m.hostname} ${problem.cause}`, evidence: `${s.where}: ${problem.evidence}`, fix }];
   });
 }
 
@@ -53,25 +74,23 @@ function renewalDue(s: Subject, now: number, windowDays: number): Problem | unde
 }
 
 /** The fix for a certificate whose time is (nearly) up in pki/ as well: renew that identity, then send it. */
-function renewalFix(ctx: DoctorContext, s: Subject): string {
-  if (s.isCa) return caRotationCommand(ctx.projectArgs);
+function renewalFix(ctx: DoctorContext, s: Subject): Fix {
+  if (s.isCa) return [{ caRotation: true }];
   const id = identitiesFor(ctx.inventory).find((i) => i.files.crt === s.pki);
-  const name = id?.name ?? s.pki;
-  return `hardway certs --renew ${name}${ctx.projectArgs} && hardway distribute${ctx.projectArgs}`;
+  return [...projectFix('certs', '--renew', id?.name ?? s.pki), ...stepsFix(['distribute'])];
 }
 
-function subjectsOf(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Subject[] {
-  const inv = ctx.inventory;
+function subjectsOf(m: Machine, apiServerName: string, a: CertAnswers, read: MachineEvidence['files']): Subject[] {
   const files: Subject[] = certificateFiles(m).map((c) => ({
-    where: c.path, what: c.what, pem: ev.files[c.path] ?? null, pki: c.pki,
+    where: c.path, what: c.what, pem: read[c.path] ?? null, pki: c.pki,
     ...(c.pki === PKI.ca.crt ? { isCa: true } : {}),
     // The API server reaches a kubelet by its node name; kubelets reach the API server by apiServerName.
     ...(c.pki.endsWith('/kubelet.crt') ? { mustName: m.hostname } : {}),
-    ...(c.pki === PKI.crt('kube-api-server') ? { mustName: inv.apiServerName } : {}),
+    ...(c.pki === PKI.crt('kube-api-server') ? { mustName: apiServerName } : {}),
   }));
   if (m.role !== 'worker') return files;
   const clients: Subject[] = Object.entries(KUBECONFIGS).map(([name, path]) => {
-    const [server, data] = (ev.probes[`kubeconfig ${name}`]?.stdout ?? '').split('\n');
+    const [server, data] = stdoutOf(name === 'kubelet' ? a['kubeconfig kubelet'] : a['kubeconfig kube-proxy']).split('\n');
     const pem = data ? Buffer.from(data.trim(), 'base64').toString('utf8') : null;
     const pki = name === 'kubelet' ? PKI.machine(m.hostname, 'kubelet').crt : PKI.crt('kube-proxy');
     return { where: `${path} (client-certificate-data, server ${server?.trim() || '?'})`, what: `the ${name}'s client certificate`, pem, pki };

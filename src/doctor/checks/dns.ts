@@ -8,9 +8,29 @@ import { COREDNS_IMAGE, imagesDir } from '../../images/names.ts';
 import type { Machine } from '../../inventory.ts';
 import { WORKER } from '../../layout.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../../dns/manifest.ts';
-import { stepsFix } from '../fixes.ts';
+import { kubeletResolver } from '../../probes/kubelet.ts';
+import { projectFix, stepsFix } from '../fixes.ts';
 import { KUBELET_DNS_PROBE } from '../probes.ts';
-import type { ApiEvidence, DoctorContext, Finding, MachineEvidence } from '../types.ts';
+import type { ApiEvidence, DoctorContext, MachineEvidence } from '../types.ts';
+import { doctorCheck, stdoutOf, type Found } from './check.ts';
+
+/** A worker's kubelet DNS settings; its finding explains the CoreDNS pod on that node that does not run. */
+export const kubeletDns = doctorCheck({
+  name: 'kubelet-dns',
+  rank: 150,
+  asks: ({ machine }) => (machine.role === 'worker' ? { [KUBELET_DNS_PROBE]: kubeletResolver.ask() } : {}),
+  reads: ({ machine }) => (machine.role === 'worker' ? [WORKER.kubeletConfig] : []),
+  judge: ({ ctx, machine, answers, files }) => kubeletDnsFindings(ctx, machine, stdoutOf(answers[KUBELET_DNS_PROBE]), files),
+  explains: { dns: (mine, theirs) => mine.machine === theirs.machine && theirs.about?.kind === 'pod' },
+});
+
+/** CoreDNS as the API sees it; one with no fix is a symptom, placed with the pods. */
+export const dns = doctorCheck({
+  name: 'dns',
+  rank: 160,
+  api: (ctx, api) => corednsFindings(ctx, api),
+  rankAs: (f) => (f.fix === null ? 'pods' : undefined),
+});
 
 /** The resolver file hardway gives the kubelet: systemd-resolved's real one where it runs (never its stub), else /etc/resolv.conf. */
 export function kubeletResolverFile(resolvedActive: boolean): string {
@@ -32,10 +52,10 @@ export function parseKubeletDns(text: string): { file: string; resolved: boolean
 const isLocal = (ip: string) => ip.startsWith('127.') || ip === '::1';
 
 /** The kubelet's DNS settings on a worker: clusterDNS other than the kube-dns address, or a stub resolver handed to pods. */
-export function kubeletDnsFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Finding[] {
-  const config = ev.files[WORKER.kubeletConfig];
+function kubeletDnsFindings(ctx: DoctorContext, m: Machine, probe: string, files: MachineEvidence['files']): Found[] {
+  const config = files[WORKER.kubeletConfig];
   if (m.role !== 'worker' || !ctx.inventory.settings.dns.enabled || !config) return [];
-  const found: Finding[] = [];
+  const found: Found[] = [];
   const parsed = (() => {
     try {
       return (parseYaml(config) ?? {}) as { clusterDNS?: unknown };
@@ -47,26 +67,26 @@ export function kubeletDnsFindings(ctx: DoctorContext, m: Machine, ev: MachineEv
   const want = ctx.inventory.clusterDnsIp;
   if (!clusterDns.includes(want)) {
     found.push({
-      machine: m.hostname, check: 'kubelet-dns',
+      machine: m.hostname,
       cause: `the kubelet on ${m.hostname} gives pods ${clusterDns.length ? clusterDns.join(', ') : 'no cluster DNS server'} to ask for names, but the kube-dns Service is at ${want}: ` +
         'Services cannot be found by name from pods there (pods started before the fix keep their old settings until they are made anew)',
       evidence: `${WORKER.kubeletConfig}: clusterDNS ${clusterDns.length ? clusterDns.join(', ') : '(none)'}`,
-      fix: stepsFix(ctx, ['kubelet'], m.hostname),
+      fix: stepsFix(['kubelet'], m.hostname),
     });
   }
-  const dns = parseKubeletDns(ev.probes[KUBELET_DNS_PROBE]?.stdout ?? '');
-  const local = dns.nameservers.filter(isLocal);
-  if (dns.file && local.length > 0) {
-    const hardways = kubeletResolverFile(dns.resolved);
-    const drift = dns.file !== hardways;
+  const resolver = parseKubeletDns(probe);
+  const local = resolver.nameservers.filter(isLocal);
+  if (resolver.file && local.length > 0) {
+    const hardways = kubeletResolverFile(resolver.resolved);
+    const drift = resolver.file !== hardways;
     found.push({
-      machine: m.hostname, check: 'kubelet-dns',
-      cause: `the kubelet on ${m.hostname} hands pods ${dns.file}, whose nameserver ${local[0]} is a stub resolver on the node itself: ` +
+      machine: m.hostname,
+      cause: `the kubelet on ${m.hostname} hands pods ${resolver.file}, whose nameserver ${local[0]} is a stub resolver on the node itself: ` +
         `in a pod that address is the pod, so CoreDNS there forwards to itself (a loop)` +
         (drift ? `; hardway gives the kubelet ${hardways}, and the fix also replaces the CoreDNS pods that crash`
-          : `; point ${dns.file} at the network's resolvers${dns.resolved ? '' : ' (or run systemd-resolved: hardway then gives the kubelet its /run/systemd/resolve/resolv.conf)'}`),
-      evidence: `${WORKER.kubeletConfig}: resolvConf ${dns.file}; ${dns.file}: ${dns.nameservers.map((n) => `nameserver ${n}`).join(', ')}`,
-      fix: drift ? stepsFix(ctx, ['kubelet', 'dns']) : null,
+          : `; point ${resolver.file} at the network's resolvers${resolver.resolved ? '' : ' (or run systemd-resolved: hardway then gives the kubelet its /run/systemd/resolve/resolv.conf)'}`),
+      evidence: `${WORKER.kubeletConfig}: resolvConf ${resolver.file}; ${resolver.file}: ${resolver.nameservers.map((n) => `nameserver ${n}`).join(', ')}`,
+      fix: drift ? stepsFix(['kubelet', 'dns']) : null,
     });
   }
   return found;
@@ -92,49 +112,44 @@ function stillStarting(p: { trouble: string; notReadySince?: string }, now: numb
 /**
  * CoreDNS as the API sees it: the Deployment missing or scaled to zero, and each CoreDNS pod that
  * does not run, with the API's reason (one running but not ready for less than NOT_READY_GRACE_S
- * is still starting, and left out). A pod on a node whose kubelet settings explain it adds its
- * state to that finding instead.
+ * is still starting, and left out).
  */
-export function corednsFindings(ctx: DoctorContext, api: ApiEvidence, found: Finding[]): Finding[] {
+function corednsFindings(ctx: DoctorContext, api: ApiEvidence): Found[] {
   const inv = ctx.inventory;
   if (!inv.settings.dns.enabled) return [];
   const cp = inv.controlPlanes[0]!.hostname;
   const deployment = api.dnsDeployment;
   const down = `nothing answers at ${inv.clusterDnsIp}, so no pod finds a Service by its name`;
   if (!deployment) {
-    return [{ machine: cp, check: 'dns', cause: `the CoreDNS Deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} does not exist: ${down}`,
-      evidence: `${api.command}: no deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT}`, fix: stepsFix(ctx, ['dns'], cp) }];
+    return [{ machine: cp, cause: `the CoreDNS Deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} does not exist: ${down}`,
+      evidence: `${api.command}: no deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT}`, fix: stepsFix(['dns'], cp) }];
   }
   if (deployment.replicas === 0) {
-    return [{ machine: cp, check: 'dns', cause: `CoreDNS is scaled to 0 replicas: ${down}`,
-      evidence: `${api.command}: deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} replicas 0`, fix: stepsFix(ctx, ['dns'], cp) }];
+    return [{ machine: cp, cause: `CoreDNS is scaled to 0 replicas: ${down}`,
+      evidence: `${api.command}: deployment ${DNS_NAMESPACE}/${DNS_DEPLOYMENT} replicas 0`, fix: stepsFix(['dns'], cp) }];
   }
   const dnsPods = api.podProblems.filter((p) => p.namespace === DNS_NAMESPACE && p.labels['k8s-app'] === 'kube-dns' && !stillStarting(p, ctx.now));
-  return dnsPods.flatMap((p): Finding[] => {
+  return dnsPods.flatMap((p): Found[] => {
     const machine = p.node || cp;
     // The pod's last warning event says why (a readiness probe's answer, a failed mount, a kill).
     const event = api.podEvents?.find((e) => e.namespace === p.namespace && e.pod === p.name);
     const evidence = `kubectl get pods,events -n ${DNS_NAMESPACE}: ${p.name}${p.node ? ` on ${p.node}` : ''}: ${p.why}` +
       (event ? `; event ${event.reason}: ${event.message.slice(0, EVENT_MAX)}` : '');
-    const explained = found.find((f) => f.machine === machine && f.check === 'kubelet-dns');
-    if (explained) {
-      explained.evidence += `; ${evidence}`;
-      return [];
-    }
+    const about = { kind: 'pod' };
     const where = p.node ? ` on ${p.node}` : '';
     if (p.trouble === 'crash-loop') {
       const loop = /Loop \(.*\) detected/.test(p.why);
-      return [{ machine, check: 'dns', evidence, fix: stepsFix(ctx, ['dns'], cp),
+      return [{ machine, evidence, about, fix: stepsFix(['dns'], cp),
         cause: loop
           ? `CoreDNS pod ${p.name}${where} forwards to itself (its loop plugin stopped it): it still has the resolver file its node gave it when it started; a new pod gets the node's file as it is now`
           : `CoreDNS pod ${p.name}${where} crash-loops; a new pod starts with the ConfigMap and the node's resolver file as they are now` }];
     }
     if (p.trouble === 'image-pull' && p.why.includes(COREDNS_IMAGE)) {
       const built = existsSync(join(imagesDir(inv.dir), 'coredns.tar'));
-      return [{ machine, check: 'dns', evidence,
+      return [{ machine, evidence, about,
         cause: `CoreDNS pod ${p.name}${where} cannot start: ${COREDNS_IMAGE} is not on the node (it is built offline${built ? ' and is in images/: load it' : ': build it, then run "hardway images"'})`,
-        fix: built ? stepsFix(ctx, ['images'], machine) : `hardway build-images${ctx.projectArgs}` }];
+        fix: built ? stepsFix(['images'], machine) : projectFix('build-images') }];
     }
-    return [{ machine, check: 'dns', evidence, fix: null, cause: `CoreDNS pod ${p.name}${where} does not run (${p.trouble}): ${p.why}` }];
+    return [{ machine, evidence, about, fix: null, cause: `CoreDNS pod ${p.name}${where} does not run (${p.trouble}): ${p.why}` }];
   });
 }

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { commandFor } from '../../command-table.ts';
 import { labMachineLine } from '../../doctor/fixes.ts';
-import type { Check } from '../../doctor/types.ts';
+import type { Check } from '../../doctor/checks/index.ts';
 import type { StepName } from '../../steps/index.ts';
 import { FailureError } from '../../errors.ts';
 import { join } from 'node:path';
