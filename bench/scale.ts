@@ -25,7 +25,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { remoteEntry } from '../src/commands/index.ts';
-import { stepNames } from '../src/commands/entry.ts';
+import { stepNames } from '../src/cli/entry.ts';
 import { defaultLabPaths } from '../src/lab/names.ts';
 import { ensureRootfs } from '../src/lab/rootfs.ts';
 import { clearScratch, manualParallel, manualPushes, stage } from './support/manual.ts';

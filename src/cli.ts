@@ -5,7 +5,7 @@ import { COMMAND_ALIASES, COMMANDS, GROUPS, loadCommand, SUBCOMMAND_GROUPS } fro
 import { commandHelp, groupHelp, topHelp } from './cli/help.ts';
 import { checkRanges, say, type CliCommand, type CliContext } from './cli/command.ts';
 import { resolveArgs, subcommandsOf } from './cli/resolve.ts';
-import { closest, didYouMean } from './ui/suggest.ts';
+import { closest, didYouMean } from './suggest.ts';
 import { packageRoot } from './cli/version.ts';
 import { widthOf, wrapMessage } from './ui/wrap.ts';
 import { handleInterrupts } from './cli/interrupt.ts';

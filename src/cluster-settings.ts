@@ -7,11 +7,11 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { checkIdentityFile } from './identity-file.ts';
 import { namedFile, readInputFile, statPath } from './input-file.ts';
-import { CREDENTIALS_HINT, hasCredentials, maskCredentials } from './net/url.ts';
+import { CREDENTIALS_HINT, hasCredentials, maskCredentials } from './url.ts';
 import { contains, nthAddress, parseCidr, parseIPv4, size, type Network } from './net/ipv4.ts';
 import { MIRROR_KEYS, parseRegistries, type Registries } from './registry-settings.ts';
 import { ALL_PREFLIGHT, PREFLIGHT_NAMES, type PreflightName } from './preflight-names.ts';
-import { closest, didYouMean } from './ui/suggest.ts';
+import { closest, didYouMean } from './suggest.ts';
 
 /** Key algorithms hardway can issue certificates with. */
 export const KEY_ALGORITHMS = ['rsa-4096', 'rsa-2048', 'ecdsa-p256'] as const;

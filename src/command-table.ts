@@ -5,7 +5,7 @@
 // (src/commands/index.ts) lists these among the others.
 import type { Inventory } from './inventory.ts';
 import type { CommandGroupKey, Example } from './option-spec.ts';
-import type { StepName } from './steps/step-names.ts';
+import type { StepName } from './step-names.ts';
 
 /** Lanes of steps run side by side (each lane in its order), on disjoint machines. */
 export interface Lanes {

@@ -1,6 +1,6 @@
 // The few error types hardway raises on purpose. Each carries the facts a user needs to act,
 // and the CLI prints them without a stack trace.
-import { maskCredentials } from './net/url.ts';
+import { maskCredentials } from './url.ts';
 
 /** Where in an input file a problem was found. */
 export interface Location {

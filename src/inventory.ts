@@ -2,7 +2,7 @@
 // Inventory. Every value that differs per machine or per cluster comes from here.
 import { dirname, join, resolve } from 'node:path';
 import { InputError, quote } from './errors.ts';
-import { closest, didYouMean } from './ui/suggest.ts';
+import { closest, didYouMean } from './suggest.ts';
 import { displayPath, readInputFile } from './input-file.ts';
 import { defaultClusterDnsIp, loadClusterSettings, type ClusterSettings } from './cluster-settings.ts';
 import { apiServiceNames, clusterDomainClash, sharedApiName } from './api-names.ts';

@@ -7,7 +7,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { isMap, isScalar, isSeq, type Node, type Pair } from 'yaml';
 import { InputError } from './errors.ts';
 import { readNamedFile } from './input-file.ts';
-import { CREDENTIALS_HINT, hasCredentials, maskCredentials } from './net/url.ts';
+import { CREDENTIALS_HINT, hasCredentials, maskCredentials } from './url.ts';
 
 /** What containerd may do with a mirror: fetch content (pull) and turn a tag into a digest (resolve). */
 export const MIRROR_CAPABILITIES = ['pull', 'resolve'] as const;

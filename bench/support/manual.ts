@@ -14,7 +14,7 @@ import { dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { WORKER } from '../../src/layout.ts';
 import { sh } from '../../src/shell.ts';
-import { localKubectl, waitApiCommand } from '../../src/steps/support/api.ts';
+import { localKubectl, waitApiCommand } from '../../src/probes/api.ts';
 import { RBAC_MANIFEST } from '../../src/steps/kubelet-rbac.ts';
 import { pushedServices, type PushedFile } from './push-log.ts';
 import { runTimed, stopBench, type Ran } from './run.ts';

@@ -1,7 +1,7 @@
 // `hardway certs --renew [IDENTITY ...]`: which leaf certificates to reissue although they still
 // match the inventory. Pure: the identities of the inventory and the names typed in, a selection out.
 import { InputError } from '../errors.ts';
-import { closest, didYouMean } from '../ui/suggest.ts';
+import { closest, didYouMean } from '../suggest.ts';
 import { caRotationCommand } from './check.ts';
 import type { Identity } from './identities.ts';
 

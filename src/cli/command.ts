@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { InputError } from '../errors.ts';
 import { quote } from '../shell.ts';
-import { closest, didYouMean } from '../ui/suggest.ts';
+import { closest, didYouMean } from '../suggest.ts';
 
 export type { Example, OptionSpec } from '../option-spec.ts';
 import type { Example, OptionSpec } from '../option-spec.ts';

@@ -1,7 +1,7 @@
 // Help text, generated from the command table and each command's options and examples, wrapped
 // to the width of the terminal it is printed on.
 import type { CliCommand, OptionSpec } from './command.ts';
-import type { CommandEntry, CommandGroup } from '../commands/entry.ts';
+import type { CommandEntry, CommandGroup } from './entry.ts';
 import { twoColumns, wrap, wrapBlock } from '../ui/wrap.ts';
 
 /** The top-level help: usage, every command under its group's heading, and where to read more. */

@@ -1,8 +1,8 @@
 // What the words after `hardway` ask for: a command (the longest name they start with), a group's
 // list of commands (`hardway lab`), help, or nothing known, with the names closest
 // to what was typed.
-import type { CommandEntry } from '../commands/entry.ts';
-import { closest } from '../ui/suggest.ts';
+import type { CommandEntry } from './entry.ts';
+import { closest } from '../suggest.ts';
 
 /** The outcome of reading the command words. */
 export type Resolution =

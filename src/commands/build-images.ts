@@ -11,7 +11,7 @@ import { hostArch, parseArch } from '../download/arch.ts';
 import { cacheDir } from '../download/cache.ts';
 import { createProgress } from '../download/progress.ts';
 import { buildImages } from '../images/build.ts';
-import { buildCorednsImage, whyNoCoredns } from '../images/coredns-image.ts';
+import { buildCorednsImage, whyNoCoredns } from '../dns/coredns-image.ts';
 import { COREDNS_ARCHIVE, COREDNS_VERSION } from '../images/coredns-recipe.ts';
 import { COREDNS_IMAGE, imagesDir, PAUSE_IMAGE, WEB_IMAGE } from '../images/names.ts';
 import { displayPath } from '../input-file.ts';

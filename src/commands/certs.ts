@@ -11,9 +11,9 @@ import { writeKubeconfigs } from '../certs/write-kubeconfigs.ts';
 import { renewCa, rotationWould } from './certs-ca.ts';
 import { rotationStage } from '../certs/ca-rotation.ts';
 import { caIdentities, type CaName } from '../certs/identities.ts';
-import { closest, didYouMean } from '../ui/suggest.ts';
+import { closest, didYouMean } from '../suggest.ts';
 import { previewPki } from '../certs/pki-preview.ts';
-import { withRunLock } from '../engine/lock.ts';
+import { withRunLock } from '../lock.ts';
 import { loadInventory } from '../inventory.ts';
 import { printReport } from './print-report.ts';
 

@@ -5,7 +5,7 @@ import { INVENTORY_OPTIONS, jsonOption, machinesFile, needsYes, say, SSH_OPTIONS
 import { reportLines } from '../cli/json-output.ts';
 import { writeEncryptionConfig } from '../certs/write-encryption-config.ts';
 import { encryptionState } from '../certs/encryption-rotation.ts';
-import { withRunLock } from '../engine/lock.ts';
+import { withRunLock } from '../lock.ts';
 import { InputError } from '../errors.ts';
 import { loadInventory } from '../inventory.ts';
 import { printReport } from './print-report.ts';

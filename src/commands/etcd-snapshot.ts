@@ -3,8 +3,8 @@
 import { resolve } from 'node:path';
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, needsYes, SSH_OPTIONS, yesOption, type CommandModule, type CliContext } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
-import { withRunLock } from '../engine/lock.ts';
-import { openRunLog } from '../engine/run-log.ts';
+import { withRunLock } from '../lock.ts';
+import { openRunLog } from '../ui/run-log.ts';
 import { CommandError, InputError } from '../errors.ts';
 import { loadInventory } from '../inventory.ts';
 import { jumpboxEtcdctl } from '../etcd-snapshot/jumpbox-etcdctl.ts';

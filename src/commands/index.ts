@@ -2,10 +2,10 @@
 // under; a command that works on the machines comes from src/command-table.ts (its steps, lanes,
 // examples). Commands load lazily so that --help and one command stay fast.
 import type { CliCommand } from '../cli/command.ts';
-import { isRemote, type CommandEntry, type CommandGroup } from './entry.ts';
+import { isRemote, type CommandEntry, type CommandGroup } from '../cli/entry.ts';
 import { remoteEntry } from '../command-table.ts';
 
-export { isRemote, type CommandEntry, type CommandGroup, type RemoteCommandEntry } from './entry.ts';
+export { isRemote, type CommandEntry, type CommandGroup, type RemoteCommandEntry } from '../cli/entry.ts';
 
 const remote = remoteEntry;
 

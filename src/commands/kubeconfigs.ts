@@ -2,7 +2,7 @@
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, type CommandModule } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
 import { writeKubeconfigs } from '../certs/write-kubeconfigs.ts';
-import { withRunLock } from '../engine/lock.ts';
+import { withRunLock } from '../lock.ts';
 import { loadInventory } from '../inventory.ts';
 import { printReport } from './print-report.ts';
 

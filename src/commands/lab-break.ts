@@ -1,11 +1,11 @@
-// `hardway lab break SCENARIO [--node NAME]` and `hardway lab break --list`: the CLI face of src/lab/break/.
+// `hardway lab break SCENARIO [--node NAME]` and `hardway lab break --list`: the CLI face of src/break/.
 import { resolve } from 'node:path';
 import { jsonOption, needsYes, say, yesOption, type CommandModule } from '../cli/command.ts';
 import { reportLines } from '../cli/json-output.ts';
-import { closest, didYouMean } from '../ui/suggest.ts';
+import { closest, didYouMean } from '../suggest.ts';
 import { InputError } from '../errors.ts';
-import { listScenarios, labBreak } from '../lab/break/run.ts';
-import { findScenario, SCENARIOS } from '../lab/break/scenarios.ts';
+import { listScenarios, labBreak } from '../break/run.ts';
+import { findScenario, SCENARIOS } from '../break/scenarios.ts';
 import { defaultLabPaths, DEFAULT_LAB } from '../lab/names.ts';
 import { checkAccess } from './lab.ts';
 

@@ -1,6 +1,6 @@
 // Every command that works on the machines (pin-hosts ... up): the global options, the checks of
 // --only/--node/--concurrency, and the wiring of the SSH transport into the engine.
-import { closest, didYouMean } from '../ui/suggest.ts';
+import { closest, didYouMean } from '../suggest.ts';
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, needsYes, SSH_OPTIONS, yesOption, type CliCommand, type CliContext, type OptionSpec } from '../cli/command.ts';
 import { FailureError, InputError, PreconditionError } from '../errors.ts';
 import { archiveImageNames } from '../steps/images.ts';
@@ -8,13 +8,13 @@ import { sandboxWithoutSource } from '../steps/support/sandbox-image.ts';
 import { loadInventory, selectMachines, type Inventory } from '../inventory.ts';
 import { ClusterApi, type ClusterApiOptions } from '../cluster-api/cluster-api.ts';
 import { runSession, type Connectors } from '../engine/session.ts';
-import { withRunLock } from '../engine/lock.ts';
+import { withRunLock } from '../lock.ts';
 import { checkPkiDir } from '../certs/pki-files.ts';
 import type { RunResult, StepOptions } from '../engine/types.ts';
 import { STEPS, type StepEntry, type StepName } from '../steps/index.ts';
 import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
-import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from './entry.ts';
+import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from '../cli/entry.ts';
 import { showPkiPlan } from './prepare-pki.ts';
 import { sshOptions } from './ssh-options.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';

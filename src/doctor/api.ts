@@ -10,7 +10,7 @@ import { PKI } from '../layout.ts';
 import type { ApiEvidence, NodeState, PodEvent } from './types.ts';
 import type { ClusterApi } from '../cluster-api/cluster-api.ts';
 import { DOCTOR_KINDS } from '../cluster-api/answers.ts';
-import { answerDirectly } from '../cluster-api/direct-facts.ts';
+import { answerDirectly } from '../engine/direct-facts.ts';
 import { collectionPath, kindOf } from '../cluster-api/resources.ts';
 import { createFacts, type Facts } from '../engine/facts.ts';
 import { API_LISTS_VERB, apiLists, jumpboxKubectlArgs, type JumpboxKubectl, type KubeObject, type ObjectsRead } from '../probes/kubectl.ts';

@@ -3,7 +3,7 @@
 // every machine what bundle-machine.ts reads. Read-only on the machines; the only write is FILE.
 // No secret goes in: nothing of pki/ but checksums, no kubeconfig, no key; and every text passes
 // through the run's Redactor, given every secret pki/ holds (keys, kubeconfigs, the encryption key).
-import { maskCredentials } from '../net/url.ts';
+import { maskCredentials } from '../url.ts';
 import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';

@@ -2,11 +2,11 @@
 // build is a directory holding its files and build.json, made in a work directory and renamed into
 // place in one step, build.json last, so a directory with a build.json is a whole build. One build
 // of the same inputs runs at a time across processes: the others wait for it (the project lock's
-// race-free lock file, src/engine/lock.ts) and then take its result from the cache.
+// race-free lock file, src/lock.ts) and then take its result from the cache.
 import { readFileSync } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { withFileLock, type LockDeps } from '../engine/lock.ts';
+import { withFileLock, type LockDeps } from '../lock.ts';
 import { PreconditionError } from '../errors.ts';
 import { tryLocal } from '../transport/local.ts';
 import { hashFile } from './cache.ts';

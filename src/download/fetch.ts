@@ -7,7 +7,7 @@ import { basename, dirname } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { FailureError } from '../errors.ts';
-import { maskCredentials } from '../net/url.ts';
+import { maskCredentials } from '../url.ts';
 import { cacheTempPath, commitToCache, findVerified, removedOnExit } from './cache.ts';
 import { byteSize, pathError } from '../input-file.ts';
 import type { Progress } from './progress.ts';

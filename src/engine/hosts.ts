@@ -1,8 +1,8 @@
 // The hosts of one run, each opened once: its logged transport and its facts, shared by the at-once
 // plan and every step after it (the pool below keeps one connection per host).
 import type { ClusterApi } from '../cluster-api/cluster-api.ts';
-import { directFacts } from '../cluster-api/direct-facts.ts';
-import { directApply } from '../cluster-api/direct-apply.ts';
+import { directFacts } from './direct-facts.ts';
+import { directApply } from './direct-apply.ts';
 import { applyChange } from './apply.ts';
 import type { Change } from './types.ts';
 import type { Transport } from '../transport/types.ts';
@@ -11,7 +11,7 @@ import type { Redactor } from '../ui/redact.ts';
 import type { ConnectionPool } from './connections.ts';
 import { createFacts, type Facts } from './facts.ts';
 import { loggedTransport } from './logged-transport.ts';
-import type { RunLog } from './run-log.ts';
+import type { RunLog } from '../ui/run-log.ts';
 import type { Host, StepOptions } from './types.ts';
 
 /** The collaborators a run needs; tests pass fakes. */

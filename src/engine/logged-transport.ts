@@ -2,7 +2,7 @@
 // (redacted; upload contents are never logged), and echoes commands with -v.
 import { DEFAULT_OWNER, runsAs, type ExecOptions, type ExecResult, type Transport, type UploadOptions, type UploadSource } from '../transport/types.ts';
 import type { Command } from '../shell.ts';
-import type { RunLog } from './run-log.ts';
+import type { RunLog } from '../ui/run-log.ts';
 import { formatMode } from './facts.ts';
 
 /** Where the wrapper reports: the run log, and (with -v) a debug line for the user. */

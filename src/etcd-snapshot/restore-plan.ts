@@ -7,8 +7,8 @@ import { SERVER } from '../layout.ts';
 import type { Change, LocalFileContent } from '../engine/types.ts';
 import { etcdClusterToken, etcdInitialCluster } from '../render/control-plane.ts';
 import { sh } from '../shell.ts';
-import { waitApiCommand } from '../steps/support/api.ts';
-import { waitEtcdCommand } from '../steps/support/etcd.ts';
+import { waitApiCommand } from '../probes/api.ts';
+import { waitEtcdCommand } from '../probes/etcd.ts';
 import { CONTROL_PLANE_SERVICES } from '../steps/support/components.ts';
 
 /** Where the snapshot is copied on each member before the restore (0700 directory, file 0600). */

@@ -7,7 +7,7 @@ import type { Writable } from 'node:stream';
 import { say } from '../ui/say.ts';
 import { applyChange, describeChange } from '../engine/apply.ts';
 import { loggedTransport } from '../engine/logged-transport.ts';
-import type { RunLog } from '../engine/run-log.ts';
+import type { RunLog } from '../ui/run-log.ts';
 import { FailureError, InputError } from '../errors.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import type { Transport } from '../transport/types.ts';

@@ -1,7 +1,7 @@
 // `hardway build-images`: the two images an offline cluster needs, made from Debian's busybox-static
 // (the .deb fetched and verified against the apt index like every `--source debian` package, and
 // cached by its SHA-256): a pause image for pod sandboxes and a web image for the smoke test; and,
-// when the cluster runs hardway's own CoreDNS, its image (src/images/coredns-image.ts). The same
+// when the cluster runs hardway's own CoreDNS, its image (src/dns/coredns-image.ts). The same
 // inputs always give the same archive bytes, so a rebuild changes nothing.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { lstat, readFile, rm } from 'node:fs/promises';
@@ -95,7 +95,7 @@ export interface BuildImagesOptions {
   /** Where private apt lists for foreign architectures are kept. */
   aptListsRoot: string;
   log: (line: string) => void;
-  /** The CoreDNS image, when the cluster runs hardway's own (src/images/coredns-image.ts); unset: pause and web only. */
+  /** The CoreDNS image, when the cluster runs hardway's own (src/dns/coredns-image.ts); unset: pause and web only. */
   coredns?: () => Promise<BuiltArchive>;
 }
 

@@ -18,7 +18,7 @@ import { cachePath, cacheTempPath, commitToCache, findVerified, removedOnExit } 
 import { fetchVerified } from '../download/fetch.ts';
 import type { Progress } from '../download/progress.ts';
 import { byteSize, namedFile, pathError } from '../input-file.ts';
-import { maskCredentials } from '../net/url.ts';
+import { maskCredentials } from '../url.ts';
 import { localSourcePath } from './source-path.ts';
 import { CADDY_DEB, COREDNS_ARCHIVE, COREDNS_COMMIT, COREDNS_VERSION, type PinnedFile } from './coredns-recipe.ts';
 

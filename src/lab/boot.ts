@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { FailureError } from '../errors.ts';
-import { withFileLock } from '../engine/lock.ts';
+import { withFileLock } from '../lock.ts';
 import { createMachineCgroups, removeMachineCgroups } from './cgroups.ts';
 import { local } from '../transport/local.ts';
 import { isMountPoint } from './mounts.ts';

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FailureError } from '../errors.ts';
-import { withFileLock } from '../engine/lock.ts';
+import { withFileLock } from '../lock.ts';
 
 /** One host setting: the /proc/sys key, the value the lab needs, and what needs it. */
 export interface HostSetting {

@@ -1,5 +1,5 @@
 // From `lab up` options to the machines of the lab: names, addresses and pod subnets. Pure.
-import { closest, didYouMean } from '../ui/suggest.ts';
+import { closest, didYouMean } from '../suggest.ts';
 import { InputError } from '../errors.ts';
 import { nthAddress, parseCidr, size, type Network } from '../net/ipv4.ts';
 import { bridgeName, LAB_NAME, unitName } from './names.ts';

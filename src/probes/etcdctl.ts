@@ -1,7 +1,7 @@
 // etcdctl reads: probes of etcd over TLS with the client certificate hardway issued: its health (of the local
 // member, or of every member) and the wait for it.
 import { sh, type Command } from '../shell.ts';
-import { etcdctl, waitEtcdCommand } from '../steps/support/etcd.ts';
+import { etcdctl, waitEtcdCommand } from './etcd.ts';
 import { probe, waitProbe, type ProbeAnswer } from './probe.ts';
 
 /**

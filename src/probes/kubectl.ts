@@ -3,7 +3,7 @@
 // no-op's other probes together, so the reads that plans and checks ask at the same time (the
 // at-once round) share one kubectl. Waits for the API and for a rollout are probes too.
 import { sh, type Command } from '../shell.ts';
-import { localKubectl, waitApiCommand } from '../steps/support/api.ts';
+import { localKubectl, waitApiCommand } from './api.ts';
 import { joinCommands } from '../shell.ts';
 import { mergeableProbe, probe, waitProbe, type ProbeAnswer } from './probe.ts';
 

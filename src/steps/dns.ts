@@ -13,7 +13,7 @@ import { parseKubernetesVersion } from '../render/kubernetes-version.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL, dnsObjects, type DnsObject } from '../dns/manifest.ts';
 import { corednsImage } from '../dns/image.ts';
 import { COREDNS_IMAGE } from '../images/names.ts';
-import { localKubectl } from './support/api.ts';
+import { localKubectl } from '../probes/api.ts';
 import { findObject, podsLabelled, rolloutDone, type KubeObject } from '../probes/kubectl.ts';
 import { holdsFields, readLiveObjects } from './support/cluster-objects.ts';
 import { kubernetesToRender } from './support/kubernetes-version.ts';

@@ -5,7 +5,7 @@
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { FailureError } from '../errors.ts';
 import { sh } from '../shell.ts';
-import { localKubectl as kubectl } from './support/api.ts';
+import { localKubectl as kubectl } from '../probes/api.ts';
 import { nodeListed } from '../probes/kubectl.ts';
 
 /** Seconds drain waits for the node's pods to go; a pod marked deleted this long ago is not waited for. */

@@ -3,9 +3,9 @@
 // in the one command table (src/commands/index.ts).
 import type { Step } from '../engine/types.ts';
 import type { StepOptionName } from './options.ts';
-import type { StepName } from './step-names.ts';
+import type { StepName } from '../step-names.ts';
 
-export type { StepName } from './step-names.ts';
+export type { StepName } from '../step-names.ts';
 
 /** A registered step: the options it adds to every command that runs it, and a lazy loader. */
 export interface StepEntry {

@@ -3,7 +3,7 @@
 // client identity. Applied (server-side from the jumpbox, else `kubectl apply`) only when the live objects lack a field of the
 // manifest, so reruns change nothing; a rerun reads both with one kubectl in the facts batch.
 import { sh } from '../shell.ts';
-import { localKubectl } from './support/api.ts';
+import { localKubectl } from '../probes/api.ts';
 import type { Change, ChangeStep, StepContext } from '../engine/types.ts';
 import { findObject, objectItems, type KubeObject } from '../probes/kubectl.ts';
 import { holdsFields, readLiveObjects } from './support/cluster-objects.ts';

@@ -10,9 +10,9 @@
 import { FailureError, PreconditionError } from '../errors.ts';
 import { sh, type Command } from '../shell.ts';
 import type { ActionContext, ActionStep } from '../engine/types.ts';
-import { localKubectl } from './support/api.ts';
+import { localKubectl } from '../probes/api.ts';
 import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL } from '../dns/manifest.ts';
-import { etcdctl } from './support/etcd.ts';
+import { etcdctl } from '../probes/etcd.ts';
 import { clientPod, clientPodArgs, judgeClient } from './support/smoke-dns.ts';
 import { textOption } from './options.ts';
 import { podEventReasons } from './support/pod-events.ts';

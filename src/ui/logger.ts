@@ -2,7 +2,7 @@
 // and, when it concerns one machine, starts with that machine's name.
 import type { Writable } from 'node:stream';
 import type { Redactor } from './redact.ts';
-import type { RunLog } from '../engine/run-log.ts';
+import type { RunLog } from './run-log.ts';
 import type { HostLog } from '../engine/types.ts';
 import type { Palette } from './terminal.ts';
 

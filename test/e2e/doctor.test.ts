@@ -18,7 +18,7 @@ import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCENARIOS, CACHED_IMAGE, scenarioFix } from '../../src/lab/break/scenarios.ts';
+import { SCENARIOS, CACHED_IMAGE, scenarioFix } from '../../src/break/scenarios.ts';
 import type { Finding } from '../../src/doctor/types.ts';
 import { hostConnector, ONE_ATTEMPT } from '../../src/transport/index.ts';
 import { loadInventory } from '../../src/inventory.ts';

@@ -4,7 +4,7 @@
 // (src/cli/resolve.ts) and each command's own options, so a renamed flag cannot linger in the docs.
 import { parseArgs } from 'node:util';
 import { COMMAND_ALIASES, COMMANDS, loadCommand } from '../../src/commands/index.ts';
-import { isRemote, stepNames } from '../../src/commands/entry.ts';
+import { isRemote, stepNames } from '../../src/cli/entry.ts';
 import { checkRanges, type CliCommand } from '../../src/cli/command.ts';
 import { resolveArgs } from '../../src/cli/resolve.ts';
 

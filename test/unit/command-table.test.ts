@@ -2,7 +2,7 @@
 // --only where it has more, --node when on one machine; what doctor and the break scenarios print.
 import { describe, expect, it } from 'vitest';
 import { commandFor, commandLine } from '../../src/command-table.ts';
-import { SCENARIOS, scenarioFix } from '../../src/lab/break/scenarios.ts';
+import { SCENARIOS, scenarioFix } from '../../src/break/scenarios.ts';
 
 describe('command lines from the command table', () => {
   it('the smallest command that runs the steps, --only where it runs more, --node for one machine', () => {

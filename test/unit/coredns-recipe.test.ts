@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultSettings } from '../../src/cluster-settings.ts';
-import { corednsImageArchive, whyNoCoredns } from '../../src/images/coredns-image.ts';
+import { corednsImageArchive, whyNoCoredns } from '../../src/dns/coredns-image.ts';
 import { buildKey, COREDNS_PLUGINS, cutPluginCfg, DEBIAN_GO_LIBRARIES, fixKlogImport, gopathPlan, type CorednsInputs } from '../../src/images/coredns-recipe.ts';
 import { COREDNS_IMAGE } from '../../src/images/names.ts';
 import { layoutHelpers } from '../helpers/oci-layout.ts';

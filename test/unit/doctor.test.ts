@@ -13,7 +13,7 @@ import { diagnose } from '../../src/doctor/diagnose.ts';
 import { doctorJson, doctorText } from '../../src/doctor/format.ts';
 import { gatherMachine } from '../../src/doctor/gather.ts';
 import { requestsFor } from '../../src/doctor/batch.ts';
-import { SCENARIOS, scenarioFix } from '../../src/lab/break/scenarios.ts';
+import { SCENARIOS, scenarioFix } from '../../src/break/scenarios.ts';
 import type { Transport } from '../../src/transport/types.ts';
 import { DOCTOR_DNS_FIXTURES, DOCTOR_FIXTURES, recorded } from './doctor.helpers.ts';
 

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { spawnSync } from 'node:child_process';
-import { acquireRunLock, LOCK_FILE } from '../../src/engine/lock.ts';
+import { acquireRunLock, LOCK_FILE } from '../../src/lock.ts';
 import { STEPS } from '../../src/steps/index.ts';
 import { FakeTransport } from '../fixtures/fake-transport.ts';
 import { DEBIAN_OS_RELEASE } from '../fixtures/fake-transport.ts';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChangeStep } from '../../src/engine/types.ts';
 import { remoteEntry } from '../../src/commands/index.ts';
-import { stepOrder, stepNames } from '../../src/commands/entry.ts';
+import { stepOrder, stepNames } from '../../src/cli/entry.ts';
 import { fakeCluster, inventoryOf, runEngine, stepOptions } from './engine.helpers.ts';
 
 const on = (name: string, who: 'all' | 'cp' | 'workers', plan: ChangeStep['plan'] = async () => []): ChangeStep => ({

@@ -10,7 +10,7 @@ import { defaultSettings } from '../../src/cluster-settings.ts';
 import { isExpectedError } from '../../src/errors.ts';
 import { reportFailure } from '../../src/cli.ts';
 import { connectionPool, type TransportFactory } from '../../src/engine/connections.ts';
-import { memoryRunLog } from '../../src/engine/run-log.ts';
+import { memoryRunLog } from '../../src/ui/run-log.ts';
 import { runSteps } from '../../src/engine/run.ts';
 import type { RunResult, Step, StepOptions } from '../../src/engine/types.ts';
 import { createLogger } from '../../src/ui/logger.ts';

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/commands/index.ts';
 import { fixText, LAB_VERBS, labLine, labMachineLine, PROJECT_COMMANDS, projectFix, stepsFix } from '../../src/doctor/fixes.ts';
-import { SCENARIOS, scenarioFix } from '../../src/lab/break/scenarios.ts';
+import { SCENARIOS, scenarioFix } from '../../src/break/scenarios.ts';
 
 const SRC = resolve(import.meta.dirname, '../../src');
 const filesOf = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesOf(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
@@ -31,8 +31,8 @@ describe('fix lines', () => {
     expect(scenarioFix(started, 'node-0', 'demo')).toBe('hardway lab start node-0 --name demo');
   });
 
-  it('no string in src/doctor or src/lab/break types a lab command or --node by hand', () => {
-    const typed = [...filesOf(join(SRC, 'doctor')), ...filesOf(join(SRC, 'lab/break'))].flatMap((file) =>
+  it('no string in src/doctor or src/break types a lab command or --node by hand', () => {
+    const typed = [...filesOf(join(SRC, 'doctor')), ...filesOf(join(SRC, 'break'))].flatMap((file) =>
       readFileSync(file, 'utf8').split('\n').map((line, i) => ({ where: `${file.slice(SRC.length + 1)}:${i + 1}`, line }))
         .filter(({ line }) => !/^\s*(\/\/|\*|\/\*\*)/.test(line))
         .filter(({ line }) => /['"`][^'"`]*(hardway lab (up|start|stop|reboot)\b|hardway [a-z-]+ [^'"`]*--node\b)/.test(line))

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { imagesStep } from '../../src/steps/images.ts';
 import { parseImageList } from '../../src/probes/containerd.ts';
 import { remoteEntry } from '../../src/commands/index.ts';
-import { stepNames } from '../../src/commands/entry.ts';
+import { stepNames } from '../../src/cli/entry.ts';
 import { imageArchives } from '../../src/images/build.ts';
 import { PAUSE_IMAGE, WEB_IMAGE } from '../../src/images/names.ts';
 import { archiveImages, type ArchiveImage } from '../../src/images/oci.ts';

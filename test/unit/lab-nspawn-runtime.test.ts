@@ -1,5 +1,5 @@
 // Two labs starting at once both find /run/systemd/nspawn unmounted: under the one file lock
-// (engine/lock.ts withFileLock) only the first mounts it, the second finds its mount.
+// (lock.ts withFileLock) only the first mounts it, the second finds its mount.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireRunLock, LOCK_FILE, type LockInfo } from '../../src/engine/lock.ts';
+import { acquireRunLock, LOCK_FILE, type LockInfo } from '../../src/lock.ts';
 import { hardway, makeProject } from './certs.helpers.ts';
 import { fakeCluster, inventoryOf, runCommand } from './engine.helpers.ts';
 import { DEBIAN_OS_RELEASE } from '../fixtures/fake-transport.ts';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFacts } from '../../src/engine/facts.ts';
 import type { Inventory } from '../../src/inventory.ts';
 import { ClusterApi } from '../../src/cluster-api/cluster-api.ts';
-import { answerDirectly, directFacts } from '../../src/cluster-api/direct-facts.ts';
+import { answerDirectly, directFacts } from '../../src/engine/direct-facts.ts';
 import { gatherApi, jumpboxFacts, jumpboxKubectl } from '../../src/doctor/api.ts';
 import { clusterBundle } from '../../src/doctor/bundle.ts';
 import type { ProbeRequest } from '../../src/probes/probe.ts';

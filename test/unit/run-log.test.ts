@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openRunLog } from '../../src/engine/run-log.ts';
+import { openRunLog } from '../../src/ui/run-log.ts';
 import { Redactor } from '../../src/ui/redact.ts';
 
 const dirs: string[] = [];

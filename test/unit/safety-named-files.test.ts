@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { loadClusterSettings, parseClusterSettings } from '../../src/cluster-settings.ts';
 import { InputError } from '../../src/errors.ts';
 import { certificatesOnly } from '../../src/registry-settings.ts';
-import { hasCredentials, maskCredentials } from '../../src/net/url.ts';
+import { hasCredentials, maskCredentials } from '../../src/url.ts';
 import { fetchVerified } from '../../src/download/fetch.ts';
 import { NO_PROGRESS } from '../../src/download/progress.ts';
 import { unwrapErrors } from '../helpers/unwrap.ts';

@@ -1,11 +1,11 @@
-// The systemd services hardway runs are named once, by the step that runs each (steps/step-names.ts):
+// The systemd services hardway runs are named once, by the step that runs each (step-names.ts):
 // the components' lists, verify, doctor (its checks, fixes and bundle) derive theirs from there.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { API_PROXY_SERVICE } from '../../src/render/worker.ts';
 import { ROUTES_SERVICE } from '../../src/render/routes.ts';
-import { CONTROL_PLANE_SERVICES, SERVICE_STEPS, servicesOfStep, WORKER_SERVICES } from '../../src/steps/step-names.ts';
+import { CONTROL_PLANE_SERVICES, SERVICE_STEPS, servicesOfStep, WORKER_SERVICES } from '../../src/step-names.ts';
 import * as components from '../../src/steps/support/components.ts';
 
 const SRC = resolve(import.meta.dirname, '../../src');

@@ -5,7 +5,7 @@ import { sh, type Command } from '../../shell.ts';
 import type { ServiceState } from './inspect.ts';
 import type { Change } from '../../engine/types.ts';
 import { ANY } from '../../layout.ts';
-import { waitApiCommand } from './api.ts';
+import { waitApiCommand } from '../../probes/api.ts';
 
 /** A file a step manages and the services that must restart when it changes. */
 export interface ServiceInput {

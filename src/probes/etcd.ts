@@ -1,6 +1,6 @@
 // Talking to etcd over TLS with the client certificate hardway issued (signed by the etcd CA).
-import { SERVER } from '../../layout.ts';
-import { sh, type Command } from '../../shell.ts';
+import { SERVER } from '../layout.ts';
+import { sh, type Command } from '../shell.ts';
 
 /** etcdctl against the local member over TLS with the client certificate. */
 export function etcdctl(args: Command): Command {

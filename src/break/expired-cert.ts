@@ -2,10 +2,10 @@
 // the same subject, names and key, but whose validity ended yesterday, and the kubelet kubeconfig
 // that embeds it. Pure given the pki/ texts and a clock.
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { identitiesFor, profileOf } from '../../certs/identities.ts';
-import { issueCertificate } from '../../certs/issue.ts';
-import { kubeconfigsFor, renderKubeconfig } from '../../certs/kubeconfig.ts';
-import type { Inventory } from '../../inventory.ts';
+import { identitiesFor, profileOf } from '../certs/identities.ts';
+import { issueCertificate } from '../certs/issue.ts';
+import { kubeconfigsFor, renderKubeconfig } from '../certs/kubeconfig.ts';
+import type { Inventory } from '../inventory.ts';
 
 const DAY_MS = 86_400_000;
 

@@ -1,22 +1,22 @@
 // `hardway lab break`: picks the lab, the scenario and the machine, checks that the scenario can run
 // there, and gives it the machine over the project's own SSH transport (strict host keys, as always).
 import { join } from 'node:path';
-import { CommandError, InputError } from '../../errors.ts';
-import { labLine, labMachineLine } from '../../doctor/fixes.ts';
-import { loadInventory, type Machine } from '../../inventory.ts';
-import { hostConnector } from '../../transport/index.ts';
-import { localKubectl } from '../../steps/support/api.ts';
-import type { Transport } from '../../transport/types.ts';
-import { runningPid } from '../boot.ts';
-import { labRebootMachine, labStopMachine } from '../control.ts';
-import { machineDir, type LabPaths } from '../names.ts';
-import { LAB_FILES } from '../outputs.ts';
-import { findMachine } from '../plan.ts';
-import type { ProgressOptions } from '../progress.ts';
-import { LAB_REGISTRY_NAME } from '../registry.ts';
-import { resolveLab } from '../state.ts';
-import { checkLabHost } from '../preconditions.ts';
-import { labOfDir } from '../by-dir.ts';
+import { CommandError, InputError } from '../errors.ts';
+import { labLine, labMachineLine } from '../doctor/fixes.ts';
+import { loadInventory, type Machine } from '../inventory.ts';
+import { hostConnector } from '../transport/index.ts';
+import { localKubectl } from '../probes/api.ts';
+import type { Transport } from '../transport/types.ts';
+import { runningPid } from '../lab/boot.ts';
+import { labRebootMachine, labStopMachine } from '../lab/control.ts';
+import { machineDir, type LabPaths } from '../lab/names.ts';
+import { LAB_FILES } from '../lab/outputs.ts';
+import { findMachine } from '../lab/plan.ts';
+import type { ProgressOptions } from '../lab/progress.ts';
+import { LAB_REGISTRY_NAME } from '../lab/registry.ts';
+import { resolveLab } from '../lab/state.ts';
+import { checkLabHost } from '../lab/preconditions.ts';
+import { labOfDir } from '../lab/by-dir.ts';
 import { findScenario, SCENARIOS, type BreakEnv, type Scenario } from './scenarios.ts';
 
 /** What the user asked for. */

@@ -11,9 +11,9 @@ import { closeSync, linkSync, lstatSync, openSync, readFileSync, rmSync, unlinkS
 import { createHash, randomBytes } from 'node:crypto';
 import { basename, join } from 'node:path';
 import { hostname } from 'node:os';
-import { FailureError, InputError } from '../errors.ts';
-import { displayPath, namingPath, pathError } from '../input-file.ts';
-import { describeEntry } from '../output-file.ts';
+import { FailureError, InputError } from './errors.ts';
+import { displayPath, namingPath, pathError } from './input-file.ts';
+import { describeEntry } from './output-file.ts';
 
 /** The lock file's name inside the project directory. */
 export const LOCK_FILE = '.hardway.lock';

@@ -2,14 +2,14 @@
 // kubelet-rbac and dns runs), a change that carries an API write is made from the jumpbox while
 // its API server answers here; otherwise, and if it gives no answer, the change's kubectl command
 // runs on the machine as before.
-import { applyChange } from '../engine/apply.ts';
-import type { Change } from '../engine/types.ts';
+import { applyChange } from './apply.ts';
+import type { Change } from './types.ts';
 import type { Machine } from '../inventory.ts';
 import type { Transport } from '../transport/types.ts';
-import type { ClusterApi } from './cluster-api.ts';
-import { writeDirectly } from './direct-writes.ts';
-import { NoAnswer } from './https-endpoint.ts';
-import { describeWrite } from './writes.ts';
+import type { ClusterApi } from '../cluster-api/cluster-api.ts';
+import { writeDirectly } from '../cluster-api/direct-writes.ts';
+import { NoAnswer } from '../cluster-api/https-endpoint.ts';
+import { describeWrite } from '../cluster-api/writes.ts';
 
 /** How changes on `machine` are routed and applied with `api` beside its transport. */
 export function directApply(api: ClusterApi, machine: Machine, transport: Transport, log: (line: string) => void = () => {}): {

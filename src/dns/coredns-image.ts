@@ -2,14 +2,14 @@
 // the same reproducible OCI archive as the pause and web images; and whether a project needs it.
 import { readFile } from 'node:fs/promises';
 import type { ClusterSettings } from '../cluster-settings.ts';
-import { corednsImage, usesOfflineCoredns } from '../dns/image.ts';
-import { PATH_ENV, type BuiltArchive } from './build.ts';
-import { buildCoredns } from './coredns-build.ts';
-import { caddyDeb, corednsSourceArchive, type InputOptions } from './coredns-inputs.ts';
-import { CADDY_DEB, COREDNS_ARCHIVE, COREDNS_VERSION } from './coredns-recipe.ts';
-import { COREDNS_IMAGE } from './names.ts';
-import { ociArchive, type RunConfig } from './oci.ts';
-import { writeTar } from './tar.ts';
+import { corednsImage, usesOfflineCoredns } from './image.ts';
+import { PATH_ENV, type BuiltArchive } from '../images/build.ts';
+import { buildCoredns } from '../images/coredns-build.ts';
+import { caddyDeb, corednsSourceArchive, type InputOptions } from '../images/coredns-inputs.ts';
+import { CADDY_DEB, COREDNS_ARCHIVE, COREDNS_VERSION } from '../images/coredns-recipe.ts';
+import { COREDNS_IMAGE } from '../images/names.ts';
+import { ociArchive, type RunConfig } from '../images/oci.ts';
+import { writeTar } from '../images/tar.ts';
 
 /** How the CoreDNS image runs: the binary, DNS on 53 (UDP and TCP), metrics on 9153, as upstream's image. */
 export const COREDNS_RUN_CONFIG: RunConfig = {

@@ -4,15 +4,15 @@
 // server too. A direct answer is the probe's own typed value (answers.ts), so whoever asks gets one
 // form whichever route answered. Everything else, and everything once an endpoint is given up,
 // goes to the machine's own facts as before, in one batch.
-import type { BatchAnswer, Facts, FactRequest, ProbeResult } from '../engine/facts.ts';
-import { factsFrom } from '../engine/facts.ts';
+import type { BatchAnswer, Facts, FactRequest, ProbeResult } from './facts.ts';
+import { factsFrom } from './facts.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import { apiLists, apiReady, clusterObjects, clusterObjectsAgain, nodeListed, podsLabelled, rolloutDone } from '../probes/kubectl.ts';
 import { etcdHealth } from '../probes/etcdctl.ts';
 import { isProbeRequest, type ProbeRequest, type ReadAnswer } from '../probes/probe.ts';
-import { apiListsAnswer, apiReadyAnswer, clusterObjectsAnswer, etcdHealthAnswer, nodeListedAnswer, podsLabelledAnswer, rolloutDoneAnswer, type Pace, SECOND } from './answers.ts';
-import type { ClusterApi } from './cluster-api.ts';
-import { NoAnswer, type HttpsEndpoint } from './https-endpoint.ts';
+import { apiListsAnswer, apiReadyAnswer, clusterObjectsAnswer, etcdHealthAnswer, nodeListedAnswer, podsLabelledAnswer, rolloutDoneAnswer, type Pace, SECOND } from '../cluster-api/answers.ts';
+import type { ClusterApi } from '../cluster-api/cluster-api.ts';
+import { NoAnswer, type HttpsEndpoint } from '../cluster-api/https-endpoint.ts';
 
 /** Every typed answer of a probe with a direct route says whether the cluster answered (kubectl's exit 0 on the machine's route). */
 type Answered = { ok: boolean };

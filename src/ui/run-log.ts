@@ -5,7 +5,7 @@ import { closeSync, constants, fchmodSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { displayPath, namingPath } from '../input-file.ts';
 import { dirsInside, narrowModeNoFollow } from '../output-file.ts';
-import type { Redactor } from '../ui/redact.ts';
+import type { Redactor } from './redact.ts';
 
 /** The project's directory of run logs, beside machines.txt. */
 export const LOGS_DIR = 'logs';

@@ -1,7 +1,7 @@
 // The local API server of a control-plane machine, asked with kubectl and the admin kubeconfig
 // that distribute installs there: kubelet-rbac applies through it, and a rolling restart waits on it.
-import { SERVER } from '../../layout.ts';
-import { sh, type Command } from '../../shell.ts';
+import { SERVER } from '../layout.ts';
+import { sh, type Command } from '../shell.ts';
 
 /** kubectl against the local API server (admin kubeconfig), each request cut off after `timeoutS` (5 s). */
 export const localKubectl = (args: Command, timeoutS = 5): Command => sh`kubectl --kubeconfig=${SERVER.adminKubeconfig} --request-timeout=${`${timeoutS}s`} ${args}`;

@@ -2,24 +2,24 @@
 // grew from describe, made for real on one machine. None is undone by `lab break`: the way back is
 // the command `hardway doctor` names (each row says which, for the tests and for the README).
 import { readFileSync } from 'node:fs';
-import { commandFor } from '../../command-table.ts';
-import { labMachineLine } from '../../doctor/fixes.ts';
-import type { Check } from '../../doctor/checks/index.ts';
-import type { StepName } from '../../steps/index.ts';
-import { FailureError } from '../../errors.ts';
+import { commandFor } from '../command-table.ts';
+import { labMachineLine } from '../doctor/fixes.ts';
+import type { Check } from '../doctor/checks/index.ts';
+import type { StepName } from '../steps/index.ts';
+import { FailureError } from '../errors.ts';
 import { join } from 'node:path';
-import type { Inventory, Machine, Role } from '../../inventory.ts';
-import { HOSTS_MARKERS, PKI, WORKER } from '../../layout.ts';
-import { PAUSE_IMAGE, WEB_IMAGE } from '../../images/names.ts';
-import { CRI_NAMESPACE, CTR } from '../../probes/containerd.ts';
-import { registryDir } from '../../render/registries.ts';
-import { podRoutes } from '../../render/routes.ts';
-import { POD_FORWARD_CHAIN } from '../../net/pod-forwarding.ts';
-import { sh, type Command } from '../../shell.ts';
-import { LAB_REGISTRY_NAME, repositoryOf } from '../registry.ts';
+import type { Inventory, Machine, Role } from '../inventory.ts';
+import { HOSTS_MARKERS, PKI, WORKER } from '../layout.ts';
+import { PAUSE_IMAGE, WEB_IMAGE } from '../images/names.ts';
+import { CRI_NAMESPACE, CTR } from '../probes/containerd.ts';
+import { registryDir } from '../render/registries.ts';
+import { podRoutes } from '../render/routes.ts';
+import { POD_FORWARD_CHAIN } from '../net/pod-forwarding.ts';
+import { sh, type Command } from '../shell.ts';
+import { LAB_REGISTRY_NAME, repositoryOf } from '../lab/registry.ts';
 import { expiredKubelet } from './expired-cert.ts';
 
-/** What a scenario may do to its machine (src/lab/break/run.ts provides it). */
+/** What a scenario may do to its machine (src/break/run.ts provides it). */
 export interface BreakEnv {
   inventory: Inventory;
   machine: Machine;

@@ -1,6 +1,6 @@
 // The shape of an entry of the command table (src/commands/index.ts): a command of its own module,
 // or one that works on the machines (src/command-table.ts).
-import type { CommandModule } from '../cli/command.ts';
+import type { CommandModule } from './command.ts';
 import type { CommandGroupKey } from '../option-spec.ts';
 import type { RemoteCommandEntry } from '../command-table.ts';
 
