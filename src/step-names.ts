@@ -1,4 +1,4 @@
-// Every step's name, once, with what kind of step it is: the step registry (./index.ts) must load
+// Every step's name, once, with what kind of step it is: the step registry (steps/index.ts) must load
 // exactly these, and what renders files tags them with the step that installs them (RenderStep),
 // derived from here rather than listed again. The systemd services hardway runs are named here too,
 // each by the step that installs and starts it: verify, doctor and its bundle derive theirs.

@@ -6,6 +6,12 @@ import type { ApiWrite } from '../cluster-api/writes.ts';
 import type { Inventory, Machine } from '../inventory.ts';
 import type { Transport } from '../transport/types.ts';
 import type { Facts } from './facts.ts';
+import type { HostLog } from '../ui/logger.ts';
+
+// What a step logs and what a run returns are shown by ui/, which sits below the engine: defined
+// there, named here too so a step needs this one module.
+export type { HostLog } from '../ui/logger.ts';
+export type { HostResult, HostStatus, RunResult } from '../ui/results.ts';
 
 /** A local file streamed to the machine (large binaries): its checksum and size are known up front. */
 export interface LocalFileContent {
@@ -58,12 +64,6 @@ export interface StepOptions {
   keepGoing: boolean;
   concurrency: number;
   values: Record<string, string | boolean | string[] | undefined>;
-}
-
-/** Lines a step writes about one host; each is logged with the host's name. */
-export interface HostLog {
-  info(msg: string): void;
-  debug(msg: string): void;
 }
 
 /**
@@ -163,28 +163,3 @@ export interface ActionStep extends StepBase {
 
 /** Anything a command runs, in its place in the command's order. */
 export type Step = ChangeStep | CheckStep | ActionStep;
-
-/** How a step ended on one host. */
-export type HostStatus = 'changed' | 'unchanged' | 'failed' | 'skipped';
-
-/** One row of the summary and of the JSON results. */
-export interface HostResult {
-  step: string;
-  machine: string;
-  status: HostStatus;
-  /** Changes applied (or, with --dry-run, planned). */
-  changes: number;
-  error?: string;
-  /** Failed because the machine could not be reached (no SSH connection), as opposed to failing there. */
-  unreachable?: true;
-}
-
-/** The outcome of a whole run. */
-export interface RunResult {
-  ok: boolean;
-  /** Total changes applied (planned with --dry-run) over every step and machine. */
-  changed: number;
-  /** Number of step/machine results that failed. */
-  failed: number;
-  results: HostResult[];
-}

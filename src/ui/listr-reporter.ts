@@ -3,7 +3,7 @@
 // is happening to the machine meanwhile (connecting, a retry).
 import { Listr, ListrLogger, ProcessOutput, type ListrTaskWrapper } from 'listr2';
 import type { Writable } from 'node:stream';
-import type { HostResult } from '../engine/types.ts';
+import type { HostResult } from './results.ts';
 import type { Logger } from './logger.ts';
 import { statusText, type Reporter } from './reporter.ts';
 

@@ -3,8 +3,13 @@
 import type { Writable } from 'node:stream';
 import type { Redactor } from './redact.ts';
 import type { RunLog } from './run-log.ts';
-import type { HostLog } from '../engine/types.ts';
 import type { Palette } from './terminal.ts';
+
+/** Lines a step writes about one host; each is logged with the host's name. */
+export interface HostLog {
+  info(msg: string): void;
+  debug(msg: string): void;
+}
 
 /** Lines for the user; `debug` only shows with -v (it always reaches the run log). */
 export interface Logger {

@@ -1,6 +1,6 @@
 // Progress of a run as the engine reports it: a step starts, each host finishes, the step ends.
 // Plain lines when output is not an interactive terminal; listr2 (listr-reporter.ts) when it is.
-import type { HostResult } from '../engine/types.ts';
+import type { HostResult } from './results.ts';
 import type { Logger } from './logger.ts';
 
 /** A step as the UI names it. */

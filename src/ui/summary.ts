@@ -1,6 +1,6 @@
 // The end of a run: one line per machine for people (ok, changed, failed, unreachable, like
 // Ansible's recap), each error shown there once, in full; or one JSON object for scripts.
-import type { HostResult, RunResult } from '../engine/types.ts';
+import type { HostResult, RunResult } from './results.ts';
 import type { Palette } from './terminal.ts';
 import { plural, withoutHost } from './reporter.ts';
 import { DEFAULT_WIDTH, wrap } from './wrap.ts';
