@@ -40,7 +40,9 @@ function pkiKeyNames(l: Lab): string[] {
 /** Every Secret's etcd key with the first bytes of its stored value (as long as `prefix`), read with etcdctl on `server`. */
 async function storedPrefixes(l: Lab, server: string, prefix: string): Promise<Map<string, string>> {
   const etcdctl = 'ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 --cacert=/etc/etcd/ca.crt --cert=/var/lib/kubernetes/etcd-client.crt --key=/var/lib/kubernetes/etcd-client.key --command-timeout=10s';
-  const out = await l.run(server, `for k in $(${etcdctl} get --prefix --keys-only /registry/secrets/); do printf '%s ' "$k"; ${etcdctl} get "$k" --print-value-only | head -c ${prefix.length} | tr -c '[:print:]' '?'; echo; done`);
+  // A Secret deleted between the listing and its read (a namespace another suite deleted, still
+  // terminating) has no value left: it is not listed.
+  const out = await l.run(server, `for k in $(${etcdctl} get --prefix --keys-only /registry/secrets/); do v=$(${etcdctl} get "$k" --print-value-only | head -c ${prefix.length} | tr -c '[:print:]' '?'); [ -z "$v" ] || printf '%s %s\\n' "$k" "$v"; done`);
   return new Map(out.trim().split('\n').filter(Boolean).map((line) => {
     const at = line.indexOf(' ');
     return [line.slice(0, at), line.slice(at + 1)] as const;
