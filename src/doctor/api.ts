@@ -15,7 +15,10 @@ import { collectionPath, kindOf } from '../cluster-api/resources.ts';
 import { createFacts, type Facts } from '../engine/facts.ts';
 import { API_LISTS_VERB, apiLists, jumpboxKubectlArgs, type JumpboxKubectl, type KubeObject, type ObjectsRead } from '../probes/kubectl.ts';
 import { jumpboxTransport } from '../transport/connector.ts';
-import { DNS_DEPLOYMENT, DNS_NAMESPACE } from '../dns/manifest.ts';
+import { DNS_DEPLOYMENT, DNS_NAMESPACE, DNS_POD_LABEL } from '../dns/manifest.ts';
+
+/** The cluster DNS pods' label as key and value (the kube-dns Service selects them by it). */
+const DNS_LABEL = DNS_POD_LABEL.split('=') as [string, string];
 import { podProblems, type PodObject } from '../steps/support/pods.ts';
 
 /** The kubectl to use: the one on PATH, else the one `hardway download` put into downloads/client. */
@@ -88,7 +91,7 @@ const NOTHING = { nodes: [], podImages: [], podProblems: [], podEvents: [] };
 
 interface K8sObject {
   kind: string;
-  metadata: { name: string; namespace?: string; creationTimestamp?: string };
+  metadata: { name: string; namespace?: string; creationTimestamp?: string; labels?: Record<string, string> };
   /** An Event's: what it is about, why, and when it was last seen. */
   involvedObject?: { kind?: string; name?: string; namespace?: string };
   type?: string;
@@ -97,7 +100,7 @@ interface K8sObject {
   lastTimestamp?: string;
   eventTime?: string;
   spec?: { podCIDR?: string; nodeName?: string; replicas?: number; containers?: { image: string }[]; initContainers?: { image: string }[] };
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; readyReplicas?: number };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; readyReplicas?: number; phase?: string; podIP?: string };
 }
 
 /** parseNodesAndPods over the text of `kubectl get nodes,pods,deployments,events -o json`. Pure. */
@@ -127,6 +130,9 @@ export function evidenceFrom(objects: readonly KubeObject[]): Omit<ApiEvidence, 
     podProblems: podProblems(items.filter((i) => i.kind === 'Pod') as unknown as PodObject[]),
     podEvents: lastWarnings(items.filter((i) => i.kind === 'Event')),
     ...(coredns ? { dnsDeployment: { replicas: coredns.spec?.replicas ?? 0, ready: coredns.status?.readyReplicas ?? 0 } } : {}),
+    dnsPods: items.filter((i) => i.kind === 'Pod' && i.metadata.namespace === DNS_NAMESPACE && i.metadata.labels?.[DNS_LABEL[0]] === DNS_LABEL[1]
+      && i.status?.phase === 'Running' && i.status.podIP && i.spec?.nodeName)
+      .map((p) => ({ name: p.metadata.name, node: p.spec!.nodeName!, ip: p.status!.podIP! })),
   };
 }
 

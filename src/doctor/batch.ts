@@ -7,6 +7,7 @@ import type { ProbeRequest } from '../probes/probe.ts';
 import type { AskOf } from './checks/check.ts';
 import { CHECK_LIST } from './checks/index.ts';
 import type { MachineRequests } from './probes.ts';
+import type { DnsPod } from './types.ts';
 
 /** Every check's probes and reads for `q`, by key; a key two checks share must ask the same probe with the same command. */
 export function requestsOf(q: AskOf, later: boolean): MachineRequests {
@@ -26,10 +27,10 @@ export function requestsOf(q: AskOf, later: boolean): MachineRequests {
 
 /** Everything doctor asks `m` at once, given the rendered files it compares (test pulls aside: pullRequests). */
 export function requestsFor(inv: Inventory, m: Machine, rendered: string[]): MachineRequests {
-  return requestsOf({ inventory: inv, machine: m, rendered, testImages: [] }, false);
+  return requestsOf({ inventory: inv, machine: m, rendered, testImages: [], dnsPods: [] }, false);
 }
 
-/** What the checks that wait for the test images ask a machine, beside the main batch once those are known. */
-export function pullRequests(inv: Inventory, m: Machine, testImages: string[]): MachineRequests {
-  return requestsOf({ inventory: inv, machine: m, rendered: [], testImages }, true);
+/** What the checks that wait for the API's answer ask a machine (the test images, the DNS pods), beside the main batch once it is known. */
+export function pullRequests(inv: Inventory, m: Machine, testImages: string[], dnsPods: readonly DnsPod[] = []): MachineRequests {
+  return requestsOf({ inventory: inv, machine: m, rendered: [], testImages, dnsPods }, true);
 }

@@ -32,7 +32,7 @@ function named(c: DoctorCheck, found: Omit<Judged, 'check'>[]): Judged[] {
 /** The findings of every check on one machine: from its answers, or about its not answering. */
 function machineFindings(ctx: DoctorContext, m: Machine, ev: MachineEvidence): Judged[] {
   if (ev.unreachable) return CHECK_LIST.flatMap((c) => named(c, c.unreachable?.(ctx, m, ev.unreachable!) ?? []));
-  const q: AskOf = { inventory: ctx.inventory, machine: m, rendered: Object.keys(ctx.rendered[m.hostname] ?? {}), testImages: ctx.testImages };
+  const q: AskOf = { inventory: ctx.inventory, machine: m, rendered: Object.keys(ctx.rendered[m.hostname] ?? {}), testImages: ctx.testImages, dnsPods: ctx.dnsPods ?? [] };
   // Each answer read once, by the probe that asked it; a key the evidence does not hold has no answer.
   const parsed = new Map<string, unknown>();
   const answer = (key: string, req: ProbeRequest) => {

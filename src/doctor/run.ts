@@ -83,10 +83,10 @@ async function diagnoseAndReport(run: DoctorRun, r: RunParts): Promise<{ code: n
   const gate = new Semaphore(MACHINES_AT_ONCE);
   const steps = await upChangeSteps();
   const evidence = await Promise.all(selected.map((m) => gate.run(() =>
-    gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), images.then((i) => pullRequests(inventory, m, i))], connect,
+    gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), Promise.all([images, api]).then(([i, a]) => pullRequests(inventory, m, i, a.dnsPods))], connect,
       (facts) => planDrift(inventory, m, facts, steps)))));
   const ctx: DoctorContext = {
-    inventory, rendered, pki, lab, caPem: pki['pki/ca.crt'], projectArgs: run.projectArgs, testImages: await images, archived: archivedImages(inventory), now: Date.now(),
+    inventory, rendered, pki, lab, caPem: pki['pki/ca.crt'], projectArgs: run.projectArgs, testImages: await images, dnsPods: (await api).dnsPods ?? [], archived: archivedImages(inventory), now: Date.now(),
   };
   // The API's verdicts on the machines not asked about are left out; one about the API itself stays.
   const chosen = new Set(selected.map((m) => m.hostname));

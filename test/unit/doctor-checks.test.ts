@@ -26,12 +26,12 @@ describe('doctor checks are registered objects', () => {
   it("a machine's batch is the union of what the checks ask, each key asked once; a key asked differently by two checks is refused", () => {
     const { ctx } = recorded('healthy');
     for (const machine of ctx.inventory.machines) {
-      const q = { inventory: ctx.inventory, machine, rendered: Object.keys(ctx.rendered[machine.hostname] ?? {}), testImages: ['x/y:1'] };
+      const q = { inventory: ctx.inventory, machine, rendered: Object.keys(ctx.rendered[machine.hostname] ?? {}), testImages: ['x/y:1'], dnsPods: [] };
       const asked = CHECK_LIST.flatMap((c) => (c.later ? [] : Object.keys(c.asks?.(q) ?? {})));
       expect(Object.keys(requestsOf(q, false).probes).sort()).toEqual([...new Set(asked)].sort());
     }
     const worker = ctx.inventory.workers[0]!;
-    const q = { inventory: ctx.inventory, machine: worker, rendered: [], testImages: ['x/y:1'] };
+    const q = { inventory: ctx.inventory, machine: worker, rendered: [], testImages: ['x/y:1'], dnsPods: [] };
     expect(Object.keys(requestsOf(q, true).probes)).toEqual(['pull x/y:1', 'cached images']);
   });
 });

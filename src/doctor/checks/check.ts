@@ -9,7 +9,7 @@ import type { Inventory, Machine } from '../../inventory.ts';
 import type { Answer, ProbeAnswer, ProbeRequest } from '../../probes/probe.ts';
 import type { StepName } from '../../steps/index.ts';
 import type { Fix } from '../fixes.ts';
-import type { ApiEvidence, DoctorContext, DriftEvidence, MachineEvidence } from '../types.ts';
+import type { ApiEvidence, DnsPod, DoctorContext, DriftEvidence, MachineEvidence } from '../types.ts';
 
 /** What a check's probes are chosen from: the machine, the inventory, the rendered files doctor compares there, the images to test-pull. */
 export interface AskOf {
@@ -19,6 +19,8 @@ export interface AskOf {
   rendered: readonly string[];
   /** The images test-pulled through the mirrors (known only once the API answered: see `later`). */
   testImages: readonly string[];
+  /** The cluster DNS pods the API listed (known only once the API answered: see `later`). */
+  dnsPods: readonly DnsPod[];
 }
 
 /** A finding as a check judges it: the fix as data, and what it is about for the checks that explain it (never printed). */
@@ -75,7 +77,7 @@ export interface DoctorCheck<N extends string = string, T extends Asked = Asked>
   rank: number;
   /** The probes it asks a reachable machine, by the key their answers are kept under (a key two checks share must ask the same). */
   asks?: (q: AskOf) => T;
-  /** Asked beside the main batch once the test images are known (they may come from the API). */
+  /** Asked beside the main batch once the API answered (the test images and the cluster DNS pods may come from it). */
   later?: boolean;
   /** Text files it reads on the machine (never a key or a kubeconfig). */
   reads?: (q: AskOf) => string[];

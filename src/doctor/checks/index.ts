@@ -8,11 +8,12 @@ import * as cluster from './cluster.ts';
 import * as dataplane from './dataplane.ts';
 import * as dns from './dns.ts';
 import * as drift from './drift.ts';
+import * as fn from './function.ts';
 import * as machine from './machine.ts';
 import * as pods from './pods.ts';
 import * as registry from './registry.ts';
 
-const MODULES = [certs, cluster, dataplane, dns, drift, machine, pods, registry];
+const MODULES = [certs, cluster, dataplane, dns, drift, fn, machine, pods, registry];
 
 const isCheck = (v: unknown): v is DoctorCheck => typeof v === 'object' && v !== null && 'name' in v && 'rank' in v && typeof (v as DoctorCheck).rank === 'number';
 
