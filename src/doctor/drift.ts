@@ -14,26 +14,38 @@ import type { DriftEvidence } from './types.ts';
 const PLAN_OPTIONS: StepOptions = { dryRun: true, verbose: false, keepGoing: false, concurrency: 1, values: {} };
 
 /**
- * The steps whose plan reads the cluster's objects through the API (kubectl on the control plane):
- * doctor reads the API once from the jumpbox instead (CoreDNS's Deployment and pods: the dns check),
- * which keeps a run to its time (a kubectl on a loaded control plane costs a second).
+ * The steps whose plan reads and applies the cluster's API objects (CoreDNS's objects, the kubelet
+ * RBAC): doctor compares those objects with what the step would apply, as it compares machines'
+ * files, asking the API straight from the jumpbox (`apiFacts`) where it can: a kubectl on a loaded
+ * control plane costs a second.
  */
 export const API_STEPS: ReadonlySet<StepName> = new Set(['kubelet-rbac', 'dns']);
 
-/** The change steps of `up` that plan from the machine itself, in its order, loaded once per run. */
-export async function upChangeSteps(): Promise<{ name: StepName; step: ChangeStep }[]> {
-  const names = stepNames(remoteEntry('up').steps).filter((n) => !API_STEPS.has(n));
-  const loaded = await Promise.all(names.map(async (name) => ({ name, step: (await STEPS[name].load()) as Step })));
-  return loaded.filter((s): s is { name: StepName; step: ChangeStep } => s.step.kind === undefined || s.step.kind === 'change');
+/** A change step of `up`, loaded. */
+export interface UpChangeStep {
+  name: StepName;
+  step: ChangeStep;
 }
 
-/** Plans every step that targets `m` over `facts` (reads only); each step with changes, in `up`'s order. Never throws. */
-export async function planDrift(inv: Inventory, m: Machine, facts: Facts, steps: { name: StepName; step: ChangeStep }[]): Promise<DriftEvidence[]> {
+/** The change steps of `up`, in its order, loaded once per run. */
+export async function upChangeSteps(): Promise<UpChangeStep[]> {
+  const names = stepNames(remoteEntry('up').steps);
+  const loaded = await Promise.all(names.map(async (name) => ({ name, step: (await STEPS[name].load()) as Step })));
+  return loaded.filter((s): s is UpChangeStep => s.step.kind === undefined || s.step.kind === 'change');
+}
+
+/**
+ * Plans every step that targets `m` over `facts` (reads only); each step with changes, in `up`'s
+ * order. The API steps plan over `apiFacts(facts)` when given (the API asked from the jumpbox, the
+ * machine where it does not answer). Never throws.
+ */
+export async function planDrift(inv: Inventory, m: Machine, facts: Facts, steps: UpChangeStep[], apiFacts?: (facts: Facts) => Facts): Promise<DriftEvidence[]> {
   const mine = steps.filter(({ step }) => step.targets(inv, PLAN_OPTIONS).some((t) => t.hostname === m.hostname));
   const log = { info: () => undefined, debug: () => undefined };
+  const viaApi = apiFacts && mine.some(({ name }) => API_STEPS.has(name)) ? apiFacts(facts) : facts;
   const planned = await Promise.all(mine.map(async ({ name, step }) => {
     try {
-      const changes = await step.plan({ host: m.hostname, machine: m, inventory: inv, facts, options: PLAN_OPTIONS, log });
+      const changes = await step.plan({ host: m.hostname, machine: m, inventory: inv, facts: API_STEPS.has(name) ? viaApi : facts, options: PLAN_OPTIONS, log });
       return { step: name, changes: changes.map(driftLine) };
     } catch {
       return { step: name, changes: [] };

@@ -12,6 +12,9 @@ import type { ClusterApi } from '../cluster-api/cluster-api.ts';
 import { archivedImages, defaultTestImages, labOf, pkiCertificates, renderedForDoctor } from './context.ts';
 import { diagnose } from './diagnose.ts';
 import { planDrift, upChangeSteps } from './drift.ts';
+import { directFacts } from '../engine/direct-facts.ts';
+import type { Facts } from '../engine/facts.ts';
+import type { Machine } from '../inventory.ts';
 import { shownPath, writeBundle } from './bundle.ts';
 import { doctorJson, doctorText } from './format.ts';
 import { widthOf } from '../ui/wrap.ts';
@@ -82,9 +85,13 @@ async function diagnoseAndReport(run: DoctorRun, r: RunParts): Promise<{ code: n
   const { started, inventory, selected, rendered, pki, lab, api, images, connect } = r;
   const gate = new Semaphore(MACHINES_AT_ONCE);
   const steps = await upChangeSteps();
+  // The API steps' plans ask the API straight from the jumpbox, on a route of their own (the API
+  // evidence's closes when it has its answer).
+  const objectsApi = run.clusterApi?.(inventory);
+  const apiFacts = objectsApi ? (m: Machine) => (facts: Facts) => directFacts(facts, objectsApi, inventory, m) : undefined;
   const evidence = await Promise.all(selected.map((m) => gate.run(() =>
     gatherMachine(m, [requestsFor(inventory, m, Object.keys(rendered[m.hostname] ?? {})), Promise.all([images, api]).then(([i, a]) => pullRequests(inventory, m, i, a.dnsPods))], connect,
-      (facts) => planDrift(inventory, m, facts, steps)))));
+      (facts) => planDrift(inventory, m, facts, steps, apiFacts?.(m)))))).finally(() => objectsApi?.close());
   const ctx: DoctorContext = {
     inventory, rendered, pki, lab, caPem: pki['pki/ca.crt'], projectArgs: run.projectArgs, testImages: await images, dnsPods: (await api).dnsPods ?? [], archived: archivedImages(inventory), now: Date.now(),
   };

@@ -8,7 +8,7 @@ import { coalescedFacts } from '../../src/engine/coalesced-facts.ts';
 import { createFacts } from '../../src/engine/facts.ts';
 import { diagnose } from '../../src/doctor/diagnose.ts';
 import { planDrift, upChangeSteps } from '../../src/doctor/drift.ts';
-import { fixRuns, labFix, projectFix, stepsFix } from '../../src/doctor/fixes.ts';
+import { fixRuns, fixText, labFix, projectFix, stepsFix } from '../../src/doctor/fixes.ts';
 import { PENDING_TOO_LONG_S } from '../../src/doctor/checks/pods.ts';
 import type { ApiEvidence, DoctorContext, MachineEvidence } from '../../src/doctor/types.ts';
 import { PAUSE_IMAGE } from '../../src/images/names.ts';
@@ -32,15 +32,20 @@ function stuck(name: string, node: string, trouble: 'creating' | 'image-pull' | 
 const SANDBOX_EVENT = `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image "${PAUSE_IMAGE}": failed to pull image "${PAUSE_IMAGE}": failed to resolve reference`;
 const PLUGIN_EVENT = 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "abc": failed to find plugin "bridge" in path [/opt/cni/bin]';
 
+/** The steps that target a worker: the API steps run on the first control plane only. */
+const fresh0 = (steps: Awaited<ReturnType<typeof upChangeSteps>>, inv: Awaited<ReturnType<typeof project>>) =>
+  steps.filter((s) => s.step.targets(inv, { dryRun: true, verbose: false, keepGoing: false, concurrency: 1, values: {} }).includes(inv.workers[0]!));
+
 describe('doctor plans every step of up read-only on each machine', () => {
   it('a fresh worker drifts in each step it runs (a secret by its path only); once converged nothing; a deleted CNI plugin is cni\'s drift', async () => {
     const inv = await project();
     const node = inv.workers[0]!;
     const t = debianMachine(node.hostname);
     const steps = await upChangeSteps();
-    // Checks do not plan; the steps that read the API are judged from doctor's own API read.
+    // Checks do not plan; the steps that apply API objects plan like the others (on the first control plane).
     expect(steps.map((s) => s.name)).not.toContain('verify');
-    expect(steps.map((s) => s.name)).not.toContain('dns');
+    expect(steps.map((s) => s.name)).toEqual(expect.arrayContaining(['dns', 'kubelet-rbac']));
+    expect(fresh0(steps, inv).map((s) => s.name)).not.toContain('dns');
     t.planning = true;
     const fresh = await planDrift(inv, node, coalescedFacts(createFacts(t)), steps);
     t.planning = false;
@@ -58,6 +63,29 @@ describe('doctor plans every step of up read-only on each machine', () => {
     t.files.delete('/opt/cni/bin/bridge');
     const drift = await planDrift(inv, node, coalescedFacts(createFacts(t)), steps);
     expect(drift).toEqual([{ step: 'cni', changes: [expect.stringMatching(/^\/opt\/cni\/bin\/bridge: missing/)] }]);
+  });
+
+  it("the cluster's own objects: CoreDNS's ConfigMap and Deployment changed in the API are the dns step's drift on the first control plane, with that step as the fix", async () => {
+    const inv = await project();
+    const server = inv.controlPlanes[0]!;
+    const t = debianMachine(server.hostname);
+    t.state.units.set('kube-apiserver', { enabled: 'enabled', active: 'active' });
+    const steps = (await upChangeSteps()).filter((s) => s.name === 'dns' || s.name === 'kubelet-rbac');
+    for (const { step } of steps) for (const change of await planOn(step, inv, server, t)) await applyChange(t, change);
+    t.planning = true;
+    expect(await planDrift(inv, server, coalescedFacts(createFacts(t)), steps)).toEqual([]);
+    t.state.objects.get('configmap/coredns')!.data.Corefile = '.:53 {\n    forward . 8.8.8.8\n}\n';
+    t.state.objects.get('deployment/coredns')!.spec.replicas = 0;
+    t.state.objects.delete('clusterrolebinding/system:kube-apiserver-to-kubelet');
+    const drift = await planDrift(inv, server, coalescedFacts(createFacts(t)), steps);
+    expect(drift.map((d) => d.step).sort()).toEqual(['dns', 'kubelet-rbac']);
+    expect(drift.find((d) => d.step === 'dns')!.changes.join()).toContain('configmap/coredns, deployment/coredns missing or different');
+    const r = recorded('healthy');
+    const found = diagnose(r.ctx, r.evidence.map((e) => (e.machine === server.hostname ? { ...e, drift } : e)), r.api);
+    expect(found.map((f) => `${f.check} ${f.machine}: ${f.fix}`)).toEqual([
+      `drift server: ${fixText(stepsFix(['kubelet-rbac'], 'server'), '')}`,
+      `drift server: ${fixText(stepsFix(['dns'], 'server'), '')}`,
+    ]);
   });
 });
 
