@@ -140,8 +140,8 @@ export const SCENARIOS: Scenario[] = [
     breaks: `leaves the worker as installing Docker and a firewall reload do: FORWARD's policy DROP, Docker's DOCKER-USER chain jumped to first and DOCKER-FORWARD last, and hardway's jump to ${POD_FORWARD_CHAIN} gone`,
     sees: 'every node stays Ready and pods run; pods elsewhere cannot open connections to pods on this node (kube-proxy accepts only replies), and Services whose endpoints are here time out',
     roles: ['worker'],
-    // The pod-forwarding step's plan sees the missing jump: doctor's drift names it.
-    doctor: { check: 'drift', fix: { steps: ['pod-forwarding'] } },
+    // doctor reads the filter table (its forwarding check), and takes the pod-forwarding step's drift into that finding.
+    doctor: { check: 'forwarding', fix: { steps: ['pod-forwarding'] } },
     async apply(env) {
       // As dockerd sets them up (an empty DOCKER-USER for the admin's rules), each made once.
       await env.exec(sh`iptables -w -P FORWARD DROP && { iptables -w -N DOCKER-USER 2>/dev/null; iptables -w -N DOCKER-FORWARD 2>/dev/null; true; }`);

@@ -87,6 +87,18 @@ describe('doctor: what works, asked from every worker', () => {
     expect(found[0]!.evidence).toContain(`DNS query for ${API_NAME} sent to 10.32.0.10:53 from node-1`);
   });
 
+  it("FORWARD's policy DROP on node-0 (Docker), hardway's jump gone: the forwarding check names it first with the fix, and the symptoms go into it", () => {
+    const found = lab((m) => {
+      m.get('node-0')!.probes.filter = { code: 0, stdout: '-P INPUT ACCEPT\n-P FORWARD DROP\n-P OUTPUT ACCEPT\n-N DOCKER-USER\n-A FORWARD -j DOCKER-USER\n' };
+      m.get('node-1')!.probes.filter = { code: 0, stdout: '-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n-N HARDWAY-FORWARD\n-A FORWARD -j HARDWAY-FORWARD\n-A HARDWAY-FORWARD -s 10.200.0.0/16 -j ACCEPT\n-A HARDWAY-FORWARD -d 10.200.0.0/16 -j ACCEPT\n' };
+      m.get('node-1')!.probes['pod reach'] = { code: 0, stdout: '10.200.0.5:53 124 \n' };
+    });
+    expect(found.map((f) => `${f.check} ${f.machine}`)).toEqual(['forwarding node-0']);
+    expect(found[0]!.cause).toContain("FORWARD's policy is DROP");
+    expect(found[0]!.fix).toBe('hardway bootstrap-workers --only pod-forwarding --node node-0');
+    expect(found[0]!.evidence).toBe('iptables -S FORWARD: -P FORWARD DROP; TCP connect from node-1 to CoreDNS pod coredns-a at 10.200.0.5:53: no answer within 2 s');
+  });
+
   it('the API Service address that does not answer: kube-proxy stopped there is the cause and comes first', () => {
     const alone = lab((m) => {
       m.get('node-0')!.probes['api service'] = { code: 0, stdout: '10.32.0.1:443 1 Connection refused\n' };

@@ -29,7 +29,7 @@ const BROKEN: Record<string, string> = {
  * scenario breaks says there (as src/doctor/drift.ts words it) and a pod stuck with the event
  * containerd 1.6 gives it.
  */
-const MADE: Record<string, { step: 'images' | 'cni' | 'pod-forwarding'; change: string; event?: string }> = {
+const MADE: Record<string, { step: 'images' | 'cni' | 'pod-forwarding'; change: string; event?: string; probes?: Record<string, string> }> = {
   'sandbox-image-missing': {
     step: 'images', change: 'localhost/hardway/pause:1 not in containerd (would run: /usr/local/bin/ctr -n k8s.io images import /var/lib/hardway/images/pause.tar)',
     event: 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image "localhost/hardway/pause:1": failed to pull image "localhost/hardway/pause:1"',
@@ -38,9 +38,13 @@ const MADE: Record<string, { step: 'images' | 'cni' | 'pod-forwarding'; change: 
     step: 'cni', change: '/opt/cni/bin/bridge: missing',
     event: 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "0a1b": failed to find plugin "bridge" in path [/opt/cni/bin]',
   },
-  // Pods run and stay Ready: no event, only the plan of the step.
+  // Pods run and stay Ready: no event; the filter table as the scenario leaves it, and the plan of the step.
   'docker-forward': {
     step: 'pod-forwarding', change: 'FORWARD does not jump to HARDWAY-FORWARD (policy DROP): pod traffic is dropped by the policy (would run: iptables -w -I FORWARD 1 -j HARDWAY-FORWARD)',
+    probes: {
+      filter: '-P INPUT ACCEPT\n-P FORWARD DROP\n-P OUTPUT ACCEPT\n-N DOCKER-FORWARD\n-N DOCKER-USER\n-N HARDWAY-FORWARD\n-A FORWARD -j DOCKER-USER\n-A FORWARD -j DOCKER-FORWARD\n'
+        + '-A HARDWAY-FORWARD -s 10.200.0.0/16 -j ACCEPT\n-A HARDWAY-FORWARD -d 10.200.0.0/16 -j ACCEPT\n',
+    },
   },
 };
 
@@ -53,7 +57,10 @@ function evidenceOf(scenario: string) {
   const created = new Date(r.ctx.now - 60_000).toISOString();
   return {
     ctx: r.ctx,
-    evidence: r.evidence.map((e) => (e.machine === node ? { ...e, drift: [{ step: made.step, changes: [made.change] }] } : e)),
+    evidence: r.evidence.map((e) => (e.machine === node ? {
+      ...e, drift: [{ step: made.step, changes: [made.change] }],
+      probes: { ...e.probes, ...Object.fromEntries(Object.entries(made.probes ?? {}).map(([k, stdout]) => [k, { code: 0, stdout }])) },
+    } : e)),
     api: made.event === undefined ? r.api : {
       ...r.api,
       podProblems: [{ name: 'web', namespace: 'default', node, labels: {}, trouble: 'creating' as const, why: 'ContainerCreating', created }],

@@ -4,7 +4,8 @@
 import type { Machine } from '../../inventory.ts';
 import { WORKER } from '../../layout.ts';
 import { missingPodRoutes } from '../../render/routes.ts';
-import { routes as routeTable } from '../../probes/network.ts';
+import { filterTable, routes as routeTable } from '../../probes/network.ts';
+import { podTrafficDropped } from '../forwarding.ts';
 import { sysctls } from '../../probes/system.ts';
 import { WORKER_SYSCTLS } from '../../steps/support/components.ts';
 import { stepsFix } from '../fixes.ts';
@@ -46,6 +47,21 @@ export const ipForward = doctorCheck({
       cause: `${m.hostname} does not forward packets (ip_forward off): pods there cannot reach other nodes or Services`,
     }];
   },
+});
+
+/** A worker whose firewall drops forwarded pod traffic (FORWARD's policy DROP, as Docker leaves it, without hardway's chain first); it explains the pod-forwarding step's drift there. */
+export const forwarding = doctorCheck({
+  name: 'forwarding',
+  rank: 125,
+  asks: ({ machine }) => (machine.role === 'worker' ? { filter: filterTable.ask() } : {}),
+  judge: ({ ctx, machine: m, answers }): Found[] => {
+    const verdict = answers.filter && podTrafficDropped(answers.filter, ctx.inventory.settings.clusterCidr);
+    return verdict ? [{
+      machine: m.hostname, fix: stepsFix(['pod-forwarding'], m.hostname), evidence: verdict.evidence,
+      cause: `${m.hostname} drops pod traffic it forwards: ${verdict.cause}; the node stays Ready, but pods elsewhere cannot reach pods there`,
+    }] : [];
+  },
+  explains: { drift: (mine, theirs) => mine.machine === theirs.machine && theirs.about?.step === 'pod-forwarding' },
 });
 
 /** Every other worker's pod subnet must be routed via that worker. */
