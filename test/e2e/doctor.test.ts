@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCENARIOS, CACHED_IMAGE, scenarioFix } from '../../src/break/scenarios.ts';
 import type { Finding } from '../../src/doctor/types.ts';
+import { fixText, stepsFix } from '../../src/doctor/fixes.ts';
 import { hostConnector, ONE_ATTEMPT } from '../../src/transport/index.ts';
 import { loadInventory } from '../../src/inventory.ts';
 import { sh } from '../../src/shell.ts';
@@ -201,6 +202,9 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
         }
         await trap?.();
         if (s.name === 'dns-loop') await loopTaken(l, node);
+        // Pod traffic into the broken node: a page of a pod on it, fetched by a pod on the other worker.
+        const across = s.name === 'docker-forward' ? await podsAcross(l, node) : undefined;
+        if (across) await eventually(async () => expect(await across()).toBe(false), 60);
         // A name of its own per scenario: the pod of the scenario before may still be going away.
         const stuck = `doc-stuck-${s.name}`;
         if (STUCK.has(s.name)) await stuckPod(l, stuck, node);
@@ -219,9 +223,54 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
 
         await healsWith(l, fix);
         if (s.name === 'mirror-missing' || STUCK.has(s.name)) await pullsAgain(l, node, `doc-after-${s.name}`);
+        if (across) {
+          await eventually(async () => expect(await across()).toBe(true), 60);
+          await jumpboxKubectl(l, ['delete', 'pod', 'doc-across-server', 'doc-across-client', '--wait=false']);
+        }
       });
     });
   }
+
+  it("cluster DNS broken while every CoreDNS pod runs Ready (the kube-dns Service selects no pod; the Corefile without the kubernetes plugin): doctor names the dns step's drift of that object first, the failed DNS query in its evidence; its fix as printed makes doctor clean and names resolve in a pod again", async () => {
+    const l = lab();
+    await settled(l);
+    const asker = 'doc-names';
+    writeFileSync(join(tmp, `${asker}.json`), pod(asker, 'node-1', CACHED_IMAGE, 'IfNotPresent'));
+    await jumpboxKubectl(l, ['apply', '-f', join(tmp, `${asker}.json`)]);
+    await eventually(async () => expect(await jumpboxKubectl(l, ['get', 'pod', asker, '-o', 'jsonpath={.status.phase}'])).toBe('Running'), 120);
+    const resolves = async () => (await jumpboxKubectl(l, ['exec', asker, '--', 'nslookup', 'kubernetes.default.svc.cluster.local']).catch((e: Error) => e.message)).includes('10.32.0.1');
+    expect(await resolves()).toBe(true);
+    const corefile = await jumpboxKubectl(l, ['get', 'configmap', 'coredns', '-n', 'kube-system', '-o', 'jsonpath={.data.Corefile}']);
+    const faults: [string, () => Promise<unknown>][] = [
+      ['service/kube-dns', () => jumpboxKubectl(l, ['-n', 'kube-system', 'patch', 'service', 'kube-dns', '-p', JSON.stringify({ spec: { selector: { 'k8s-app': 'no-such-pod' } } })])],
+      ['configmap/coredns', async () => {
+        // Every name to the node's resolvers, none from the API: CoreDNS still starts, runs and is Ready.
+        const without = corefile.replace(/\n\s*kubernetes [^{]*\{[^}]*\}/, '');
+        expect(without).not.toContain('kubernetes ');
+        await jumpboxKubectl(l, ['-n', 'kube-system', 'patch', 'configmap', 'coredns', '-p', JSON.stringify({ data: { Corefile: without } })]);
+        await jumpboxKubectl(l, ['-n', 'kube-system', 'rollout', 'restart', 'deployment', 'coredns']);
+        await jumpboxKubectl(l, ['-n', 'kube-system', 'rollout', 'status', 'deployment', 'coredns', '--timeout=180s']);
+      }],
+    ];
+    const fix = fixText(stepsFix(['dns'], 'server'), '')!;
+    for (const [object, breakIt] of faults) {
+      await putBackOnFailure(l, async () => {
+        await breakIt();
+        await eventually(async () => expect(await resolves()).toBe(false), 150);
+        expect(await jumpboxKubectl(l, ['get', 'deployment', 'coredns', '-n', 'kube-system', '-o', 'jsonpath={.status.readyReplicas}/{.spec.replicas}'])).toBe('2/2');
+        const sick = await doctor(l);
+        expect(sick.code).toBe(1);
+        expect(sick.findings[0], JSON.stringify(sick.findings, null, 1)).toMatchObject({ machine: 'server', check: 'drift', fix });
+        expect(sick.findings[0]!.evidence).toContain(object);
+        expect(sick.findings[0]!.evidence).toContain('DNS query for kubernetes.default.svc.cluster.local sent to 10.32.0.10:53 from node-');
+        console.log(`${object} changed: ${sick.findings[0]!.cause}\n  evidence: ${sick.findings[0]!.evidence}\n  fix: ${fix}`);
+        await hardway(l, fix.split(' ').slice(1));
+        await eventually(async () => expect(await resolves()).toBe(true), 180);
+        await settled(l);
+      });
+    }
+    await jumpboxKubectl(l, ['delete', 'pod', asker, '--wait=false']);
+  });
 
   it("a worker's kubelet kubeconfig changed by hand: node NotReady; doctor names distribute's drift first (no secret shown); its fix as printed heals it", async () => {
     const l = lab();
@@ -256,6 +305,26 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
         '-o', 'jsonpath={range .items[*]}{.metadata.name} restarts={.status.containerStatuses[0].restartCount}{"\\n"}{end}']);
       for (const line of out.split('\n').filter((x) => x.trim())) expect(line).toMatch(/ restarts=[1-9]/);
     }, 180);
+  }
+
+  /**
+   * A web pod on `node` and a pod on the other worker; says whether the second fetches the first's
+   * page by its pod IP (traffic that `node` forwards into its pod network).
+   */
+  async function podsAcross(l: Lab, node: string): Promise<() => Promise<boolean>> {
+    const other = READY.map((r) => r.split(' ')[0]!).find((n) => n !== node)!;
+    for (const [name, on] of [['doc-across-server', node], ['doc-across-client', other]] as const) {
+      writeFileSync(join(tmp, `${name}.json`), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name },
+        spec: { nodeName: on, containers: [{ name: 'web', image: CACHED_IMAGE, imagePullPolicy: 'IfNotPresent' }] } }));
+      await jumpboxKubectl(l, ['apply', '-f', join(tmp, `${name}.json`)]);
+    }
+    const ip = await eventually(async () => {
+      const phases = await jumpboxKubectl(l, ['get', 'pod', 'doc-across-server', 'doc-across-client', '-o', 'jsonpath={.items[*].status.phase}']);
+      expect(phases).toBe('Running Running');
+      return jumpboxKubectl(l, ['get', 'pod', 'doc-across-server', '-o', 'jsonpath={.status.podIP}']);
+    }, 120);
+    return async () => (await jumpboxKubectl(l, ['exec', 'doc-across-client', '--', 'sh', '-c', `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${ip} 80`])
+      .catch((e: Error) => e.message)).includes('200 OK');
   }
 
   /** A pod pinned to node that cannot start there: made, then waited for until its sandbox fails (a warning event). */
