@@ -32,9 +32,12 @@ export function rcodeName(rcode: number): string {
   return RCODES[rcode] ?? `rcode ${rcode}`;
 }
 
-/** The A records of a DNS reply (hex bytes as `od -An -tx1` prints them); the query's id must match. */
-export function parseDnsReply(hex: string, id: number): DnsAnswer {
-  const bytes = Buffer.from(hex.replace(/\s+/g, ''), 'hex');
+/** The A records of a DNS reply (hex bytes as `od -An -tx1` prints them, or dd's error when the read failed); the query's id must match. */
+export function parseDnsReply(text: string, id: number): DnsAnswer {
+  // An ICMP "port unreachable" (nothing listens at the address, or a Service without endpoints) fails the read.
+  const failed = text.split('\n').find((l) => l.startsWith('dd: '));
+  if (failed) return { answered: false, why: failed.slice(failed.lastIndexOf(': ') + 2).toLowerCase() };
+  const bytes = Buffer.from(text.replace(/\s+/g, ''), 'hex');
   if (bytes.length === 0) return { answered: false, why: `no answer within ${FUNCTION_TIMEOUT_S} s` };
   if (bytes.length < 12 || bytes.readUInt16BE(0) !== id) return { answered: false, why: `a reply that is not an answer to the query (${bytes.length} bytes)` };
   const rcode = bytes[3]! & 0x0f;
@@ -74,7 +77,7 @@ const QUERY_ID = 0x4877;
 
 /** A DNS query for `name` sent to `server` port 53 over UDP; the A records it answered. */
 export const dnsLookup = probe('dns-lookup', (server: string, name: string) =>
-  sh`bash -c ${'exec 3<>"/dev/udp/$1/53" && printf "$2" | dd bs=4096 iflag=fullblock count=1 2>/dev/null >&3 && timeout "$3" dd bs=4096 count=1 <&3 2>/dev/null | od -An -v -tx1'} sh ${server} ${printfBytes(dnsQuery(name, QUERY_ID))} ${String(FUNCTION_TIMEOUT_S)}; :`,
+  sh`bash -c ${'exec 3<>"/dev/udp/$1/53" && printf "$2" | dd bs=4096 iflag=fullblock count=1 2>/dev/null >&3 && { timeout "$3" dd bs=4096 count=1 status=none <&3 2>&4 | od -An -v -tx1; } 4>&1'} sh ${server} ${printfBytes(dnsQuery(name, QUERY_ID))} ${String(FUNCTION_TIMEOUT_S)}; :`,
 (a) => parseDnsReply(a.stdout, QUERY_ID));
 
 /** Whether a TCP port answered: `address:port`, and why not when it did not. */

@@ -70,6 +70,10 @@ describe('dnsLookup: a query for a name sent to one server over UDP, with bash a
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('says the query was refused when nothing listens there (ICMP port unreachable), at once', async () => {
+    expect(await ask(dnsLookup.ask('127.0.0.78', 'kubernetes.default.svc.cluster.local'))).toEqual({ answered: false, why: 'connection refused' });
+  });
+
   it('sends the name the server is asked for (the wire format holds its labels)', async () => {
     let asked = '';
     answers = (q) => {
