@@ -156,7 +156,7 @@ describe('day two on a 1-server 3-worker lab: add a worker, remove-node, reset',
     expect(r.code, r.stderr).toBe(0);
     // Each command as it would run: through the login user's sudo (`sudo -n sh -c '...'`) on the shared lab.
     const run = `node-0:   run: ${runPrefix(l)}`;
-    expect(r.stdout).toContain(`${run}systemctl disable --now hardway-pod-routes kube-proxy kubelet${l.loginUser ? "'" : ''} (`);
+    expect(r.stdout).toContain(`${run}systemctl disable --now hardway-pod-routes hardway-pod-forwarding kube-proxy kubelet${l.loginUser ? "'" : ''} (`);
     // The last path stands before sudo's closing quote: read the line without it.
     const rm = r.stdout.split('\n').find((line) => line.startsWith(`${run}rm -f -- `))?.replace(/' \(/, ' (');
     for (const file of ['/usr/local/bin/kubelet', '/var/lib/kubelet/kubelet.key', '/etc/systemd/system/kubelet.service', '/etc/cni/net.d/10-bridge.conf']) expect(rm).toContain(` ${file} `);
