@@ -53,6 +53,16 @@ describe('doctor: what works, asked from every worker', () => {
     expect(found[0]!.fix).toBeNull();
   });
 
+  it("asked from a pod's network (the machine runs a pod): the evidence says so; from a machine without a pod and without a route to the Service range, nothing could be asked and nothing is found", () => {
+    const found = lab((m) => {
+      m.get('node-0')!.probes['cluster dns'] = { code: 0, stdout: 'from cni-1234\n' };
+      m.get('node-1')!.probes['cluster dns'] = { code: 0, stdout: 'from host\nbash: connect: Network is unreachable\nbash: line 1: /dev/udp/10.32.0.10/53: Network is unreachable\n' };
+      m.get('node-1')!.probes['api service'] = { code: 0, stdout: 'from host\n10.32.0.1:443 1 Network is unreachable\n' };
+    });
+    expect(found.map((f) => `${f.check} ${f.machine}`)).toEqual(['cluster-dns node-0']);
+    expect(found[0]!.evidence).toBe(`DNS query for ${API_NAME} sent to 10.32.0.10:53 from a pod's network on node-0 (cni-1234): no answer within 2 s`);
+  });
+
   it('an answer without the API address (NXDOMAIN, another address) is a failure too, said as it came', () => {
     const found = lab((m) => {
       m.get('node-0')!.probes['cluster dns'] = { code: 0, stdout: reply([], 3) };

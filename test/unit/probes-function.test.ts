@@ -55,23 +55,23 @@ afterAll(() => {
 describe('dnsLookup: a query for a name sent to one server over UDP, with bash and coreutils alone', () => {
   it('reads the A records the server answered', async () => {
     answers = (q) => reply(q, ['10.32.0.1']);
-    expect(await ask(dnsLookup.ask(DNS_AT, 'kubernetes.default.svc.cluster.local'))).toEqual({ answered: true, rcode: 0, addresses: ['10.32.0.1'] });
+    expect(await ask(dnsLookup.ask(DNS_AT, 'kubernetes.default.svc.cluster.local'))).toEqual({ answered: true, rcode: 0, addresses: ['10.32.0.1'], from: 'host' });
   });
 
   it('reads NXDOMAIN as an answer without addresses', async () => {
     answers = (q) => reply(q, [], 3);
-    expect(await ask(dnsLookup.ask(DNS_AT, 'kubernetes.default.svc.cluster.local'))).toEqual({ answered: true, rcode: 3, addresses: [] });
+    expect(await ask(dnsLookup.ask(DNS_AT, 'kubernetes.default.svc.cluster.local'))).toEqual({ answered: true, rcode: 3, addresses: [], from: 'host' });
   });
 
   it('says no answer came when the server stays silent, within its bound', async () => {
     answers = () => undefined;
     const started = Date.now();
-    expect(await ask(dnsLookup.ask(DNS_AT, 'kubernetes.default.svc.cluster.local'))).toEqual({ answered: false, why: 'no answer within 2 s' });
+    expect(await ask(dnsLookup.ask(DNS_AT, 'kubernetes.default.svc.cluster.local'))).toEqual({ answered: false, why: 'no answer within 2 s', from: 'host' });
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('says the query was refused when nothing listens there (ICMP port unreachable), at once', async () => {
-    expect(await ask(dnsLookup.ask('127.0.0.78', 'kubernetes.default.svc.cluster.local'))).toEqual({ answered: false, why: 'connection refused' });
+    expect(await ask(dnsLookup.ask('127.0.0.78', 'kubernetes.default.svc.cluster.local'))).toEqual({ answered: false, why: 'connection refused', from: 'host' });
   });
 
   it('sends the name the server is asked for (the wire format holds its labels)', async () => {
@@ -93,7 +93,9 @@ describe('dnsLookup: a query for a name sent to one server over UDP, with bash a
 describe('tcpReach: a TCP connect to each address:port, all at once, each bounded', () => {
   it('says which port answered and why the others did not', async () => {
     const closed = `127.0.0.1:${openPort === 1 ? 2 : 1}`;
-    const answered = await ask(tcpReach.ask([`127.0.0.1:${openPort}`, closed]));
+    const { from, results: answered } = await ask(tcpReach.ask([`127.0.0.1:${openPort}`, closed]));
+    // This host runs no pod: asked from its own network.
+    expect(from).toBe('host');
     expect(answered).toContainEqual({ target: `127.0.0.1:${openPort}`, ok: true });
     expect(answered).toContainEqual({ target: closed, ok: false, why: 'Connection refused' });
     expect(answered).toHaveLength(2);

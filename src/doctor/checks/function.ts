@@ -3,11 +3,21 @@
 // pods Ready and files equal while these fail. Each is a symptom: a cause any other check finds
 // comes first and takes it into its evidence; alone, it says what failed and where to look next.
 import type { Machine } from '../../inventory.ts';
-import { dnsLookup, rcodeName, tcpReach, type DnsAnswer, type TcpReach } from '../../probes/function.ts';
+import { dnsLookup, rcodeName, tcpReach, type AskedDns, type AskedFrom, type AskedReach, type TcpReach } from '../../probes/function.ts';
 import { doctorCheck, type Found, type Judged } from './check.ts';
 
 /** The port every CoreDNS pod answers on, over TCP too. */
 const DNS_PORT = 53;
+
+/**
+ * Whether a failure says only that the question could not be asked from here: a machine without a
+ * pod asks from its own network, and one without a default route has no route to the Service range
+ * (a pod has one, through its node).
+ */
+const notAskable = (from: AskedFrom, why: string | undefined) => from === 'host' && /network is unreachable/i.test(why ?? '');
+
+/** Where a question was asked from, as evidence says it. */
+const fromWhere = (m: Machine, from: AskedFrom) => (from === 'host' ? m.hostname : `a pod's network on ${m.hostname} (${from})`);
 
 // The findings that leave none of these unexplained: a cause of any other check (a test pull that
 // fails, or a pod that does not start, are symptoms of their own and explain nothing here).
@@ -23,15 +33,16 @@ export const podNetwork = doctorCheck({
     return machine.role !== 'worker' || elsewhere.length === 0 ? {} : { 'pod reach': tcpReach.ask(elsewhere.map((p) => `${p.ip}:${DNS_PORT}`)) };
   },
   judge: ({ ctx, machine, answers }) => {
-    const reached = answers['pod reach'] as TcpReach[] | undefined;
-    return (reached ?? []).filter((r) => !r.ok).map((r): Found => {
+    const reached = answers['pod reach'] as AskedReach | undefined;
+    if (!reached) return [];
+    return reached.results.filter((r: TcpReach) => !r.ok && !notAskable(reached.from, r.why)).map((r): Found => {
       const pod = (ctx.dnsPods ?? []).find((p) => `${p.ip}:${DNS_PORT}` === r.target);
       const node = pod?.node ?? r.target;
       return {
         machine: pod?.node ?? machine.hostname,
         cause: `pods on ${node} do not answer from ${machine.hostname}: pod traffic between them is lost while both nodes stay Ready; ` +
           `look next at what ${node} does with forwarded packets (iptables -S FORWARD there: a policy of DROP, a rule that drops ${ctx.inventory.settings.clusterCidr}) and at its pod routes`,
-        evidence: `TCP connect from ${machine.hostname} to CoreDNS pod ${pod?.name ?? '?'} at ${r.target}: ${r.why ?? 'failed'}`,
+        evidence: `TCP connect from ${fromWhere(machine, reached.from)} to CoreDNS pod ${pod?.name ?? '?'} at ${r.target}: ${r.why ?? 'failed'}`,
         fix: null,
       };
     });
@@ -45,12 +56,13 @@ export const apiService = doctorCheck({
   rank: 185,
   asks: ({ inventory, machine }) => (machine.role === 'worker' ? { 'api service': tcpReach.ask([`${inventory.serviceIp}:443`]) } : {}),
   judge: ({ machine, answers }) => {
-    const failed = (answers['api service'] as TcpReach[] | undefined)?.find((r) => !r.ok);
-    return failed ? [{
+    const asked = answers['api service'] as AskedReach | undefined;
+    const failed = asked?.results.find((r) => !r.ok && !notAskable(asked.from, r.why));
+    return asked && failed ? [{
       machine: machine.hostname,
       cause: `the API's Service address ${failed.target} does not answer on ${machine.hostname}: pods there cannot reach the API server (kube-proxy's rules on ${machine.hostname} send it there); ` +
         `look next at kube-proxy there (journalctl -u kube-proxy) and whether the API server answers on its own address`,
-      evidence: `TCP connect from ${machine.hostname} to ${failed.target}: ${failed.why ?? 'failed'}`,
+      evidence: `TCP connect from ${fromWhere(machine, asked.from)} to ${failed.target}: ${failed.why ?? 'failed'}`,
       fix: null,
     }] : [];
   },
@@ -64,8 +76,9 @@ export const clusterDns = doctorCheck({
   asks: ({ inventory, machine }) => (machine.role === 'worker' && inventory.settings.dns.enabled
     ? { 'cluster dns': dnsLookup.ask(inventory.clusterDnsIp, apiServiceName(inventory.settings.clusterDomain)) } : {}),
   judge: ({ ctx, machine, answers }) => {
-    const answer = answers['cluster dns'] as DnsAnswer | undefined;
+    const answer = answers['cluster dns'] as AskedDns | undefined;
     if (!answer || (answer.answered && answer.rcode === 0 && answer.addresses.includes(ctx.inventory.serviceIp))) return [];
+    if (!answer.answered && notAskable(answer.from, answer.why)) return [];
     const name = apiServiceName(ctx.inventory.settings.clusterDomain);
     return [dnsFinding(machine, name, ctx.inventory.clusterDnsIp, ctx.inventory.serviceIp, answer)];
   },
@@ -82,13 +95,13 @@ export function apiServiceName(domain: string): string {
 }
 
 /** The finding of a cluster DNS that did not answer as it should. */
-function dnsFinding(m: Machine, name: string, server: string, want: string, a: DnsAnswer): Found {
+function dnsFinding(m: Machine, name: string, server: string, want: string, a: AskedDns): Found {
   const said = !a.answered ? a.why : a.rcode !== 0 ? rcodeName(a.rcode) : a.addresses.length ? `answered ${a.addresses.join(', ')}` : 'answered no address';
   return {
     machine: m.hostname,
     cause: `the cluster DNS does not answer ${name} with ${want} on ${m.hostname} (${said}): names do not resolve in pods there although CoreDNS may show Running and Ready; ` +
       'look next at CoreDNS\'s log (kubectl -n kube-system logs -l k8s-app=kube-dns) and its config (kubectl -n kube-system get configmap coredns -o yaml)',
-    evidence: `DNS query for ${name} sent to ${server}:53 from ${m.hostname}: ${said}`,
+    evidence: `DNS query for ${name} sent to ${server}:53 from ${fromWhere(m, a.from)}: ${said}`,
     fix: null,
   };
 }
