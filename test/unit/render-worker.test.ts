@@ -14,6 +14,8 @@ describe('worker files', () => {
     const bridge = JSON.parse(file(node0, WORKER.cniBridgeConf).content);
     expect(bridge).toEqual({
       cniVersion: '1.0.0', name: 'bridge', type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: true,
+      // A pod reaches itself through a Service (kube-proxy may pick it as the endpoint).
+      hairpinMode: true,
       ipam: { type: 'host-local', ranges: [[{ subnet: '10.200.0.0/24' }]], routes: [{ dst: '0.0.0.0/0' }] },
     });
     expect(JSON.parse(file(node0, WORKER.cniLoopbackConf).content)).toEqual({ cniVersion: '1.0.0', name: 'lo', type: 'loopback' });
