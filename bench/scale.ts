@@ -28,6 +28,7 @@ import { remoteEntry } from '../src/commands/index.ts';
 import { stepNames } from '../src/cli/entry.ts';
 import { defaultLabPaths } from '../src/lab/names.ts';
 import { ensureRootfs } from '../src/lab/rootfs.ts';
+import { clisWithBaseline } from './support/clis.ts';
 import { clearScratch, manualParallel, manualPushes, stage } from './support/manual.ts';
 import { labCpuSeconds, labLastPids, labPssBytes, delta, memAvailable } from './support/machine-stats.ts';
 import { askedPerMachine, spread } from './support/noop-profile.ts';
@@ -37,7 +38,6 @@ import { bundleIsCurrent } from '../bin/source-stamp.mjs';
 import { cliLoader, runTimed, secs, stopBench } from './support/run.ts';
 import { printReport, type Measured, type StepAlone } from './support/scale-report.ts';
 import { median, timedRun, type TimedUp } from './support/timed-up.ts';
-import { THIS_CLI, type Cli } from './support/noop-cost.ts';
 import { measureNoopOnly } from './support/noop-only.ts';
 
 const SCENARIOS = [
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
     'real-kubelets': { type: 'boolean' }, 'noop-only': { type: 'boolean' }, baseline: { type: 'string' },
   } });
   const noopOnly = values['noop-only'] === true;
-  const clis: Cli[] = [THIS_CLI, ...(values.baseline ? [{ name: `baseline ${values.baseline}`, entry: join(values.baseline, 'bin/hardway.mjs') }] : [])];
+  const clis = clisWithBaseline(values.baseline);
   const chosen = SCENARIOS.filter((s) => !values.size || values.size.includes(String(s.size)));
   const fullRuns = Number(values['full-runs']);
   // The speed targets are medians of 5; the full bench keeps its 3.

@@ -30,12 +30,12 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultLabPaths } from '../src/lab/names.ts';
 import { ensureRootfs, rootfsPath } from '../src/lab/rootfs.ts';
+import { clisWithBaseline } from './support/clis.ts';
 import { checkRunning, clearScratch, manualParallel, manualPushes, manualSequential, SCRATCH, stage } from './support/manual.ts';
 import { freshLab, labDir, labDown, newLog, prepareProject, runLogs, setDns } from './support/project.ts';
 import { loggedSeconds, pushedFiles, serviceWaitSeconds, stepSeconds } from './support/push-log.ts';
 import { cliLoader, hardway, secs, stopBench, type Ran } from './support/run.ts';
 import { describeResults, incomplete, parseSummary } from './support/up-result.ts';
-import { THIS_CLI, type Cli } from './support/noop-cost.ts';
 import { measureNoopOnly } from './support/noop-only.ts';
 
 const SCENARIOS = [
@@ -235,7 +235,7 @@ function table(rows: string[][]): string[] {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { size: { type: 'string', multiple: true }, 'noop-only': { type: 'boolean' }, baseline: { type: 'string' }, sudo: { type: 'boolean' } } });
-  const clis: Cli[] = [THIS_CLI, ...(values.baseline ? [{ name: `baseline ${values.baseline}`, entry: join(values.baseline, 'bin/hardway.mjs') }] : [])];
+  const clis = clisWithBaseline(values.baseline);
   const chosen = SCENARIOS.filter((s) => !values.size || values.size.includes(s.size));
   if (chosen.length === 0) throw new Error('--size takes 3 or 9');
   if (process.getuid?.() !== 0) throw new Error('bench:up needs root (lab machines: systemd-nspawn, mounts, a bridge)');

@@ -3,20 +3,10 @@
 // at rest, read before and after the runs). With a baseline CLI (another checkout's
 // bin/hardway.mjs) both take turns on the same lab, so load and cache effects fall on both alike.
 import { cpus, loadavg } from 'node:os';
+import type { Cli } from './clis.ts';
 import { labCpuSeconds } from './machine-stats.ts';
-import { HARDWAY, secs } from './run.ts';
+import { secs } from './run.ts';
 import { median, timedRun } from './timed-up.ts';
-
-/** A CLI to measure: its name in the report and its entry point. */
-export interface Cli {
-  name: string;
-  entry: string;
-  /** Another project directory for the same lab (the same machines reached as another user). */
-  dir?: string;
-}
-
-/** The CLI of this checkout. */
-export const THIS_CLI: Cli = { name: 'this checkout', entry: HARDWAY };
 
 /** One no-op run's figures. */
 interface NoopRun {

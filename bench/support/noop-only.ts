@@ -3,7 +3,8 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { labUnits } from './machine-stats.ts';
-import { measureNoops, noopReport, sudoReport, type Cli, type NoopBaseline } from './noop-cost.ts';
+import type { Cli } from './clis.ts';
+import { measureNoops, noopReport, sudoReport, type NoopBaseline } from './noop-cost.ts';
 import { rootTwin } from './root-twin.ts';
 import { freshLab, labDir, labDown, prepareProject, setDns } from './project.ts';
 import { secs } from './run.ts';

@@ -31,6 +31,8 @@ setMaxListeners(0, stopBench.signal);
 export interface RunOptions {
   cwd?: string;
   stoppable?: boolean;
+  /** The CLI's entry point for `hardway()`: another checkout's bin/hardway.mjs (a baseline); this checkout's by default. */
+  entry?: string;
 }
 
 /** Runs a program with an argument array (no shell); never throws, the exit code is in the result. */
@@ -48,7 +50,7 @@ export function runTimed(file: string, args: string[], opts: RunOptions = {}): P
 
 /** `hardway ARGS` in `opts.cwd` (the project directory, so machines.txt and cluster.yaml are found). */
 export function hardway(args: string[], opts: RunOptions = {}): Promise<Ran> {
-  return runTimed(process.execPath, [HARDWAY, ...args], opts);
+  return runTimed(process.execPath, [opts.entry ?? HARDWAY, ...args], opts);
 }
 
 /** Returns the result if the command exited 0, else throws with the command and its output. */
