@@ -15,7 +15,8 @@
 //        Lab machines have no route out (no gateway), so a connect from a machine to a Service
 //        address fails with "Network is unreachable" before kube-proxy's rules can send it on; a
 //        machine with a default route, as nearly every real one has, goes on to kube-proxy's rules.
-//        doctor's checks that connect to Service addresses from the workers need one or the other.
+//        For a doctor that connects to Service addresses from a worker's own namespace (as at
+//        c514518); one that asks from a pod's namespace needs no such route.
 //
 // Needs root. Lab bench-doc (10.240.83.0/24), taken down at the end, on failure and on Ctrl-C.
 import { existsSync } from 'node:fs';
