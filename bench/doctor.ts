@@ -10,24 +10,16 @@
 //        runs doctor once with each CLI, the first of the pair alternating, so load and warm caches
 //        fall on both alike; both medians and their ratio (this checkout / baseline) are printed
 //        beside issue 35's bound of 1.3x. Each CLI runs doctor once, untimed, before the rounds.
-//   npm run bench:doctor -- --service-route
-//        first gives every lab machine a route for the Service range (host0, not kept at reboot).
-//        Lab machines have no route out (no gateway), so a connect from a machine to a Service
-//        address fails with "Network is unreachable" before kube-proxy's rules can send it on; a
-//        machine with a default route, as nearly every real one has, goes on to kube-proxy's rules.
-//        For a doctor that connects to Service addresses from a worker's own namespace (as at
-//        c514518); one that asks from a pod's namespace needs no such route.
 //
 // Needs root. Lab bench-doc (10.240.83.0/24), taken down at the end, on failure and on Ctrl-C.
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { defaultSettings } from '../src/cluster-settings.ts';
 import { defaultLabPaths } from '../src/lab/names.ts';
 import { ensureRootfs, rootfsPath } from '../src/lab/rootfs.ts';
 import { clisWithBaseline, loaderOf, THIS_CLI, type Cli } from './support/clis.ts';
 import { freshLab, labDir, labDown, prepareProject } from './support/project.ts';
-import { hardway, mustSucceed, runTimed, secs, stopBench, type Ran } from './support/run.ts';
+import { hardway, mustSucceed, secs, stopBench, type Ran } from './support/run.ts';
 import { median } from './support/timed-up.ts';
 
 const LAB = { name: 'bench-doc', subnet: '10.240.83.0/24', workers: 2 };
@@ -53,11 +45,9 @@ async function doctorRun(cli: Cli, dir: string, findings: string[]): Promise<Ran
 
 async function main(): Promise<void> {
   let clis: Cli[];
-  let serviceRoute = false;
   try {
-    const { values } = parseArgs({ options: { baseline: { type: 'string' }, 'service-route': { type: 'boolean' } } });
+    const { values } = parseArgs({ options: { baseline: { type: 'string' } } });
     clis = clisWithBaseline(values.baseline);
-    serviceRoute = values['service-route'] === true;
   } catch (e) {
     // A wrong command line: said in one line, exit 2, no lab started.
     console.error(`bench:doctor: ${(e as Error).message}`);
@@ -81,12 +71,6 @@ async function main(): Promise<void> {
     const lab = await freshLab(LAB.name, LAB.subnet, LAB.workers, labDir(LAB.name));
     console.log(`lab ${LAB.name} up in ${secs(lab.labUpSeconds)}; preparing the project (download, images, pki) ...`);
     await prepareProject(lab.dir);
-    if (serviceRoute) {
-      // The bench's cluster.yaml leaves serviceCidr at its default.
-      const cidr = defaultSettings().serviceCidr;
-      for (const h of lab.hosts) mustSucceed(await runTimed('ssh', ['-F', lab.sshConfig, h, `ip route replace ${cidr} dev host0`]), `ssh ${h} ip route replace ${cidr} dev host0`);
-      console.log(`--service-route: every machine routes ${cidr} to host0 (the lab has no gateway)`);
-    }
     const up = mustSucceed(await hardway(['up', '--json'], { cwd: lab.dir }), 'hardway up');
     // Another version's first doctor may start or read what this one has not (connections, caches): once each, untimed.
     if (clis.length > 1) for (const c of clis) await doctorRun(c, lab.dir, findings);
