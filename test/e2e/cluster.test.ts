@@ -345,6 +345,8 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
         { step: 'cni', machine: 'node-1', status: 'changed', changes: 3 },
         { step: 'kubelet', machine: 'node-1', status: 'changed', changes: 3 },
         { step: 'kube-proxy', machine: 'node-1', status: 'unchanged', changes: 0 },
+        // Its rules are for the cluster CIDR, which holds the new subnet too.
+        { step: 'pod-forwarding', machine: 'node-1', status: 'unchanged', changes: 0 },
       ]);
       // The run log: two uploads, the old gateway taken off the bridge, the pods' sandboxes stopped
       // (the kubelet makes them anew in the new subnet), the kubelet marked due (so a kill before its
