@@ -275,7 +275,7 @@ describe('hardway up on a 1-server 2-worker lab with the real Kubernetes v1.20.2
     expect((await l.ssh('node-1', 'getent hosts server.kubernetes.local')).code).not.toBe(0);
     const bad = await runJson(l, ['verify', '--ready-timeout', '0']);
     expect(bad.code).toBe(1);
-    expect(failures(bad.json)['verify@node-1']).toContain('server.kubernetes.local does not resolve on node-1 (want 10.240.50.10): the kubelet and kube-proxy here cannot reach the API server');
+    expect(failures(bad.json)['verify@node-1']).toContain(`server.kubernetes.local does not resolve on node-1 (want ${ip(l, 'server')}): the kubelet and kube-proxy here cannot reach the API server`);
     // The node itself goes NotReady once the controller manager notices (grace period 40 s).
     await eventually(async () => expect(await nodes(l)).toContain('node-1 Unknown v1.20.2'), 120);
 
