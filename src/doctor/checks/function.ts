@@ -19,9 +19,11 @@ const notAskable = (from: AskedFrom, why: string | undefined) => from === 'host'
 /** Where a question was asked from, as evidence says it. */
 const fromWhere = (m: Machine, from: AskedFrom) => (from === 'host' ? m.hostname : `a pod's network on ${m.hostname} (${from})`);
 
-// The findings that leave none of these unexplained: a cause of any other check (a test pull that
-// fails, or a pod that does not start, are symptoms of their own and explain nothing here).
-const CAUSES_OF_NO_FUNCTION = (by: Judged, mine: Judged) => !FUNCTION_CHECKS.has(by.check) && !['registry', 'pull', 'pods'].includes(by.check) && by.check !== mine.check;
+/** Symptoms of their own, which explain none of this module's: a failed test pull, a pod that does not start, and these checks. */
+const SYMPTOMS: ReadonlySet<string> = new Set(['registry', 'pull', 'pods', 'pod-network', 'api-service', 'cluster-dns']);
+
+// A finding of any other check is a cause, and comes first with this symptom in its evidence.
+const explainedByACause = (by: Judged) => !SYMPTOMS.has(by.check);
 
 /** A pod on another node, reached from each worker: a CoreDNS pod's DNS port over TCP. */
 export const podNetwork = doctorCheck({
@@ -47,7 +49,7 @@ export const podNetwork = doctorCheck({
       };
     });
   },
-  explainedBy: CAUSES_OF_NO_FUNCTION,
+  explainedBy: explainedByACause,
 });
 
 /** The API's Service address (the first of the service range), reached from each worker through kube-proxy's rules. */
@@ -66,7 +68,7 @@ export const apiService = doctorCheck({
       fix: null,
     }] : [];
   },
-  explainedBy: CAUSES_OF_NO_FUNCTION,
+  explainedBy: explainedByACause,
 });
 
 /** A query for the API's Service name, sent from each worker to the cluster DNS Service address. */
@@ -83,11 +85,8 @@ export const clusterDns = doctorCheck({
     return [dnsFinding(machine, name, ctx.inventory.clusterDnsIp, ctx.inventory.serviceIp, answer)];
   },
   // Pods elsewhere that do not answer explain a DNS whose pods are there.
-  explainedBy: (by, mine) => by.check === 'pod-network' || CAUSES_OF_NO_FUNCTION(by, mine),
+  explainedBy: (by) => by.check === 'pod-network' || explainedByACause(by),
 });
-
-/** The checks of this module: symptoms, never the cause of one another's finding but as declared. */
-const FUNCTION_CHECKS: ReadonlySet<string> = new Set(['pod-network', 'api-service', 'cluster-dns']);
 
 /** `kubernetes.default.svc.<domain>`: the name every pod asks for the API. */
 export function apiServiceName(domain: string): string {
