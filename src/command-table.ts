@@ -1,11 +1,77 @@
-// The commands that work on the machines: each one's steps (with the lanes that run side by side),
-// whether it first makes pki/, what it destroys, what scopes it; how a step sequence becomes the
-// engine's order; and the command line that runs given steps (doctor's fixes and the break
-// scenarios' are derived from it, never typed by hand). Data below the CLI: the one command table
-// (src/commands/index.ts) lists these among the others.
+// The step table and the command table: every step hardway has, once, with what kind of step it is
+// (the services it runs, the files it renders, the options it adds); then the commands that work on
+// the machines: each one's steps (with the lanes that run side by side), whether it first makes
+// pki/, what it destroys, what scopes it; how a step sequence becomes the engine's order; and the
+// command line that runs given steps (doctor's fixes and the break scenarios' are derived from it,
+// never typed by hand). Data at the bottom layer: render, the step registry (steps/index.ts, which
+// loads src/steps/<name>.ts for each name here), verify, doctor and the CLI all read it. Adding a
+// step is its module, its entry here (and its place in a command), and its plan test.
 import type { Inventory } from './inventory.ts';
 import type { CommandGroupKey, Example } from './option-spec.ts';
-import type { StepName } from './step-names.ts';
+
+/**
+ * Every step by name: `renders` for a step that installs rendered files, `component` for a worker
+ * component with a unit of its own, `services` for the systemd services it installs and runs (in
+ * start order), `options` for the options of src/steps/options.ts it adds to every command that runs it.
+ */
+export const STEP_NAMES = {
+  preflight: { options: ['ignore-preflight'] },
+  'pin-hosts': { renders: true, options: ['local'] },
+  distribute: { options: ['api-timeout'] },
+  'bootstrap-etcd': { renders: true, services: ['etcd'] },
+  'bootstrap-control-plane': { renders: true, services: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] },
+  'kubelet-rbac': { options: ['api-timeout'] },
+  'worker-os': { renders: true },
+  containerd: { renders: true, component: true, services: ['containerd'] },
+  images: {},
+  cni: { renders: true, component: true },
+  'api-proxy': { renders: true, services: ['haproxy'] },
+  kubelet: { renders: true, component: true, services: ['kubelet'] },
+  'kube-proxy': { renders: true, component: true, services: ['kube-proxy'] },
+  'pod-forwarding': { renders: true, services: ['hardway-pod-forwarding'] },
+  routes: { renders: true, services: ['hardway-pod-routes'] },
+  'etcd-snapshots': { renders: true },
+  dns: { options: ['api-timeout', 'ready-timeout'] },
+  verify: { options: ['ready-timeout'] },
+  reset: { options: ['local', 'delete-data'] },
+  'drain-node': {},
+  smoke: { options: ['web-image'] },
+} as const;
+
+/** The name of a step. */
+export type StepName = keyof typeof STEP_NAMES;
+
+type Having<P extends string> = { [K in StepName]: (typeof STEP_NAMES)[K] extends Record<P, true> ? K : never }[StepName];
+
+/** A step that installs rendered files: the tag of each file rendering makes. */
+export type RenderStep = Having<'renders'>;
+
+/** A worker step that installs one component's binaries, files and unit. */
+export type WorkerComponentName = Having<'component'>;
+
+type ServicesOf<K extends StepName> = (typeof STEP_NAMES)[K] extends { services: infer S extends readonly string[] } ? S : readonly [];
+
+/** The services a step installs and runs, in start order (none for most steps). */
+export function servicesOfStep<K extends StepName>(step: K): ServicesOf<K> {
+  const entry = STEP_NAMES[step] as { services?: readonly string[] };
+  return (entry.services ?? []) as ServicesOf<K>;
+}
+
+/** Every service hardway runs -> the step that installs and runs it (what puts it back). */
+export const SERVICE_STEPS: ReadonlyMap<string, StepName> = new Map(
+  (Object.keys(STEP_NAMES) as StepName[]).flatMap((step) => servicesOfStep(step).map((service): [string, StepName] => [service, step])),
+);
+
+/** The control-plane services of Kubernetes, in start order (etcd, the pod routes and the API proxy aside). */
+export const CONTROL_PLANE_SERVICES = servicesOfStep('bootstrap-control-plane');
+
+/** The worker services hardway runs, one per component with a service, in the order of the step table. */
+export const WORKER_SERVICES = (Object.keys(STEP_NAMES) as StepName[])
+  .filter((step) => (STEP_NAMES[step] as { component?: boolean }).component)
+  .flatMap((step) => servicesOfStep(step)) as readonly WorkerService[];
+
+/** A worker service. */
+export type WorkerService = ServicesOf<'containerd'>[number] | ServicesOf<'kubelet'>[number] | ServicesOf<'kube-proxy'>[number];
 
 /** Lanes of steps run side by side (each lane in its order), on disjoint machines. */
 export interface Lanes {
@@ -32,8 +98,8 @@ export interface RemoteCommandEntry {
   args?: string;
   /** More to say in --help than the steps and the exit codes. */
   details?: string;
-  /** The machines the run is about, from --node NAME or its arguments (its steps then go together, no --only): loaded when the command runs. */
-  scope?: () => Promise<RunScope>;
+  /** The machines the run is about, from --node NAME or its arguments (its steps then go together, no --only): the scope of that name (src/commands/remote.ts loads it when the command runs). */
+  scope?: ScopeName;
 }
 
 /**
@@ -41,6 +107,9 @@ export interface RemoteCommandEntry {
  * machines that leave the cluster in `leaving`), and a line saying what was chosen.
  */
 export type RunScope = (inv: Inventory, names: string[]) => { inventory: Inventory; note: string };
+
+/** The scopes a command can have: `removal`, the worker leaving the cluster (src/removal.ts). */
+export type ScopeName = 'removal';
 
 
 /**
@@ -110,7 +179,7 @@ export const REMOTE_COMMANDS: readonly RemoteCommandEntry[] = [
       ['hardway remove-node --node node-2 --dry-run', 'every change it would make, changing nothing'],
       ['hardway remove-node --node node-2 --yes', 'drain node-2, delete its Node, reset it, and drop its names and routes everywhere'],
     ],
-    scope: async () => (await import('./removal.ts')).removalScope },
+    scope: 'removal' },
   { name: 'reset', group: 'day-two', summary: 'Remove everything hardway installed on the machines', steps: ['reset'],
     confirm: 'removes every service, file, certificate and route hardway installed on the chosen machines',
     examples: [

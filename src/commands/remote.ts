@@ -15,6 +15,7 @@ import { STEPS, type StepEntry, type StepName } from '../steps/index.ts';
 import { STEP_OPTIONS } from '../steps/options.ts';
 import { kubernetesToRender } from '../steps/support/kubernetes-version.ts';
 import { stepNames as namesOf, stepOrder, type RemoteCommandEntry } from '../cli/entry.ts';
+import type { RunScope, ScopeName } from '../command-table.ts';
 import { showPkiPlan } from './prepare-pki.ts';
 import { sshOptions } from './ssh-options.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
@@ -49,6 +50,11 @@ export interface RemoteDeps {
   /** The caller holds the project's lock already (a command that runs another's steps inside its own run). */
   lockHeld?: boolean;
 }
+
+/** Each scope of the command table, loaded only by the command that has it. */
+const SCOPES: Record<ScopeName, () => Promise<RunScope>> = {
+  removal: async () => (await import('../removal.ts')).removalScope,
+};
 
 /** The CLI command `hardway <name>` that runs the steps its entry of the command table lists. */
 export function remoteCommand(entry: RemoteCommandEntry, deps: RemoteDeps = {}): CliCommand {
@@ -106,7 +112,7 @@ export async function runRemote(entry: RemoteCommandEntry, ctx: CliContext, deps
     throw needsYes(ctx, typed, entry.confirm);
   }
   const loaded = loadInventory(machinesFile(ctx));
-  const scoped = entry.scope ? (await entry.scope())(loaded, [...(typeof v.node === 'string' ? [v.node] : []), ...ctx.positionals]) : undefined;
+  const scoped = entry.scope ? (await SCOPES[entry.scope]())(loaded, [...(typeof v.node === 'string' ? [v.node] : []), ...ctx.positionals]) : undefined;
   const inventory = scoped?.inventory ?? loaded;
   const selected = scoped ? [...inventory.machines, ...(inventory.leaving ?? [])] : selectMachines(inventory, v.node as string[] | undefined);
   if (scoped) ctx.stderr.write(`${scoped.note}\n`);

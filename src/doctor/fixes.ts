@@ -6,7 +6,7 @@
 import { commandChoice, commandFor, commandLine, remoteEntry, stepNames } from '../command-table.ts';
 import { caRotationCommand } from '../certs/check.ts';
 import type { StepName } from '../steps/index.ts';
-import { SERVICE_STEPS } from '../step-names.ts';
+import { SERVICE_STEPS } from '../command-table.ts';
 import type { DoctorContext } from './types.ts';
 
 /** The lab's commands a fix or a hint may name (each one of src/commands/lab.ts: a unit test holds them to it). */

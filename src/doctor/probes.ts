@@ -4,7 +4,7 @@
 import type { Machine } from '../inventory.ts';
 import { SERVER, WORKER } from '../layout.ts';
 import type { ProbeRequest } from '../probes/probe.ts';
-import { CONTROL_PLANE_SERVICES, servicesOfStep, WORKER_SERVICES } from '../step-names.ts';
+import { CONTROL_PLANE_SERVICES, servicesOfStep, WORKER_SERVICES } from '../command-table.ts';
 
 /** The services doctor expects active on a machine of this role (the step table's own lists). */
 export function servicesOf(m: Machine): string[] {

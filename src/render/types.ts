@@ -1,8 +1,8 @@
 // What rendering produces: the files of one machine, each with where it goes and what it affects.
 
 // The step that owns (installs) a rendered file, and the worker components: from the step names.
-export type { RenderStep, WorkerComponentName } from '../step-names.ts';
-import type { RenderStep } from '../step-names.ts';
+export type { RenderStep, WorkerComponentName } from '../command-table.ts';
+import type { RenderStep } from '../command-table.ts';
 
 /** One file for one machine, exactly as it is installed there. */
 export interface RenderedFile {

@@ -1,11 +1,11 @@
-// The step registry: every step by the name the user types with --only, the options it adds to the
-// commands that run it (declared in ./options.ts), and how to load it. Commands name these steps
-// in the one command table (src/commands/index.ts).
+// The step registry: every step of the step table (src/command-table.ts) by the name the user types
+// with --only, the options it adds to the commands that run it (named there, declared in
+// ./options.ts), and how to load it: the module ./<name>.ts, whose exported step has that name.
 import type { Step } from '../engine/types.ts';
 import type { StepOptionName } from './options.ts';
-import type { StepName } from '../step-names.ts';
+import { STEP_NAMES, type StepName } from '../command-table.ts';
 
-export type { StepName } from '../step-names.ts';
+export type { StepName } from '../command-table.ts';
 
 /** A registered step: the options it adds to every command that runs it, and a lazy loader. */
 export interface StepEntry {
@@ -13,27 +13,30 @@ export interface StepEntry {
   load(): Promise<Step>;
 }
 
-/** Every step hardway has. */
-export const STEPS = {
-  preflight: { options: ['ignore-preflight'], load: async () => (await import('./preflight.ts')).preflightStep },
-  'pin-hosts': { options: ['local'], load: async () => (await import('./pin-hosts.ts')).pinHostsStep },
-  distribute: { options: ['api-timeout'], load: async () => (await import('./distribute.ts')).distributeStep },
-  'bootstrap-etcd': { load: async () => (await import('./bootstrap-etcd.ts')).bootstrapEtcdStep },
-  'bootstrap-control-plane': { load: async () => (await import('./bootstrap-control-plane.ts')).bootstrapControlPlaneStep },
-  'kubelet-rbac': { options: ['api-timeout'], load: async () => (await import('./kubelet-rbac.ts')).kubeletRbacStep },
-  'worker-os': { load: async () => (await import('./worker-os.ts')).workerOsStep },
-  containerd: { load: async () => (await import('./containerd.ts')).containerdStep },
-  images: { load: async () => (await import('./images.ts')).imagesStep },
-  cni: { load: async () => (await import('./cni.ts')).cniStep },
-  'api-proxy': { load: async () => (await import('./api-proxy.ts')).apiProxyStep },
-  kubelet: { load: async () => (await import('./kubelet.ts')).kubeletStep },
-  'kube-proxy': { load: async () => (await import('./kube-proxy.ts')).kubeProxyStep },
-  'pod-forwarding': { load: async () => (await import('./pod-forwarding.ts')).podForwardingStep },
-  'etcd-snapshots': { load: async () => (await import('./etcd-snapshots.ts')).etcdSnapshotsStep },
-  routes: { load: async () => (await import('./routes.ts')).routesStep },
-  dns: { options: ['api-timeout', 'ready-timeout'], load: async () => (await import('./dns.ts')).dnsStep },
-  verify: { options: ['ready-timeout'], load: async () => (await import('./verify.ts')).verifyStep },
-  reset: { options: ['local', 'delete-data'], load: async () => (await import('./reset.ts')).resetStep },
-  'drain-node': { load: async () => (await import('./drain-node.ts')).drainNodeStep },
-  smoke: { options: ['web-image'], load: async () => (await import('./smoke.ts')).smokeStep },
-} satisfies Record<StepName, StepEntry>;
+type DeclaredOption = { [K in StepName]: (typeof STEP_NAMES)[K] extends { options: readonly (infer O)[] } ? O : never }[StepName];
+// Why: the step table sits below this folder and cannot name ./options.ts's type; this line fails
+// to compile when it names an option ./options.ts does not declare.
+const declaredOptionsAreKnown: readonly StepOptionName[] = [] as DeclaredOption[];
+void declaredOptionsAreKnown;
+
+/** The step src/steps/<name>.ts exports under any name (one whose `name` is `name`). */
+async function loadStep(name: StepName): Promise<Step> {
+  // Why a template: esbuild bundles every module of this folder as a chunk of its own for it, and
+  // tsx and vitest resolve it at run time, so a new step needs no line here.
+  const module: Record<string, unknown> = await import(`./${name}.ts`);
+  const step = Object.values(module).find((v): v is Step => isStepNamed(v, name));
+  if (!step) throw new Error(`src/steps/${name}.ts exports no step named "${name}"`);
+  return step;
+}
+
+/** A step object (a name, a title, the machines it targets) of this name. */
+function isStepNamed(v: unknown, name: StepName): v is Step {
+  const s = v as Partial<Step> | null;
+  return typeof s === 'object' && s !== null && s.name === name && typeof s.title === 'string' && typeof s.targets === 'function';
+}
+
+/** Every step hardway has, in the order of the step table. */
+export const STEPS = Object.fromEntries((Object.keys(STEP_NAMES) as StepName[]).map((name): [StepName, StepEntry] => {
+  const options = (STEP_NAMES[name] as { options?: readonly StepOptionName[] }).options;
+  return [name, { ...(options ? { options } : {}), load: () => loadStep(name) }];
+})) as Record<StepName, StepEntry>;

@@ -6,7 +6,7 @@ import { FailureError } from '../errors.ts';
 import { missingPodRoutes, podRoutes } from '../render/routes.ts';
 import type { CheckStep, StepContext } from '../engine/types.ts';
 import type { Inventory, Machine } from '../inventory.ts';
-import { CONTROL_PLANE_SERVICES, servicesOfStep, WORKER_SERVICES } from '../step-names.ts';
+import { CONTROL_PLANE_SERVICES, servicesOfStep, WORKER_SERVICES } from '../command-table.ts';
 import { clusterObjects, clusterObjectsAgain, NO_KUBECTL, type KubeObject, type ObjectsRead } from '../probes/kubectl.ts';
 import { etcdHealth, type EtcdHealth } from '../probes/etcdctl.ts';
 import { DNS_HEALTH_OBJECTS, dnsHealthProblems } from '../dns/health.ts';
@@ -19,7 +19,7 @@ import { images, parseImageList } from '../probes/containerd.ts';
 import { archiveImageNames } from './images.ts';
 import { sandboxImageOf, sandboxOnWorker } from './support/sandbox-image.ts';
 
-/** The services that must be active on a machine of this role (each named by its step in step-names.ts). */
+/** The services that must be active on a machine of this role (each named by its step in the step table of command-table.ts). */
 export function expectedServices(inv: Inventory, m: Machine): string[] {
   const routes = podRoutes(inv, m).length > 0 ? servicesOfStep('routes') : [];
   const proxy = severalControlPlanes(inv) ? servicesOfStep('api-proxy') : [];

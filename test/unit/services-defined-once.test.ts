@@ -1,11 +1,11 @@
-// The systemd services hardway runs are named once, by the step that runs each (step-names.ts):
+// The systemd services hardway runs are named once, by the step that runs each (the step table of command-table.ts):
 // the components' lists, verify, doctor (its checks, fixes and bundle) derive theirs from there.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { API_PROXY_SERVICE } from '../../src/render/worker.ts';
 import { ROUTES_SERVICE } from '../../src/render/routes.ts';
-import { CONTROL_PLANE_SERVICES, SERVICE_STEPS, servicesOfStep, WORKER_SERVICES } from '../../src/step-names.ts';
+import { CONTROL_PLANE_SERVICES, SERVICE_STEPS, servicesOfStep, WORKER_SERVICES } from '../../src/command-table.ts';
 import * as components from '../../src/steps/support/components.ts';
 
 const SRC = resolve(import.meta.dirname, '../../src');
@@ -26,7 +26,7 @@ describe('services, defined once', () => {
   });
 
   it('no list of the worker or control-plane services is typed anywhere else in src/', () => {
-    const lists = filesOf(SRC).filter((f) => !f.endsWith('step-names.ts')).flatMap((file) =>
+    const lists = filesOf(SRC).filter((f) => !f.endsWith('command-table.ts')).flatMap((file) =>
       readFileSync(file, 'utf8').split('\n').flatMap((line, i) =>
         [/'containerd', 'kubelet', 'kube-proxy'/, /'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'\]/, /containerd: 'containerd', kubelet: 'kubelet'/].some((re) => re.test(line)) ? [`${file.slice(SRC.length + 1)}:${i + 1}`] : []));
     expect(lists).toEqual([]);

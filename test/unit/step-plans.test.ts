@@ -287,3 +287,32 @@ describe('pod-forwarding: the pod network is forwarded whatever FORWARD says, an
     expect(t.state.units.get('hardway-pod-forwarding')).toEqual({ enabled: 'enabled', active: 'active' });
   });
 });
+
+/** Change steps whose plans are tested in a suite of their own (or in a describe of this file below CASES), and where. */
+const PLANS_TESTED_ELSEWHERE: Record<string, string> = {
+  'pin-hosts': 'pin-hosts.test.ts', images: 'images-step.test.ts', dns: 'dns-step.test.ts', reset: 'reset.test.ts', 'drain-node': 'remove-node.test.ts',
+  'api-proxy': 'step-plans.test.ts', 'etcd-snapshots': 'step-plans.test.ts',
+};
+
+describe('the step table and these cases', () => {
+  it('every step of the step table loads from src/steps/<its name>.ts, a step of that name, with the options the table gives it', async () => {
+    const { STEP_NAMES } = await import('../../src/command-table.ts');
+    const { STEPS } = await import('../../src/steps/index.ts');
+    expect(Object.keys(STEPS)).toEqual(Object.keys(STEP_NAMES));
+    for (const [name, entry] of Object.entries(STEPS)) {
+      expect((await entry.load()).name).toBe(name);
+      expect(entry.options ?? []).toEqual((STEP_NAMES[name as keyof typeof STEP_NAMES] as { options?: string[] }).options ?? []);
+    }
+    expect(STEPS.dns.options).toEqual(['api-timeout', 'ready-timeout']);
+  });
+
+  it('every change step of the step table has its fresh and converged cases here, or names the suite that has them', async () => {
+    const { STEPS } = await import('../../src/steps/index.ts');
+    const changeSteps = (await Promise.all(Object.values(STEPS).map((e) => e.load()))).filter((s) => (s.kind ?? 'change') === 'change').map((s) => s.name);
+    const untested = changeSteps.filter((name) => !CASES.some((c) => c.step.name === name) && !PLANS_TESTED_ELSEWHERE[name]);
+    expect(untested, 'add a case to CASES for each').toEqual([]);
+    for (const [name, suite] of Object.entries(PLANS_TESTED_ELSEWHERE)) {
+      expect(readFileSync(new URL(suite, import.meta.url), 'utf8'), `${suite} tests ${name}`).toMatch(new RegExp(`from '../../src/steps/${name}.ts'`));
+    }
+  });
+});
