@@ -2,6 +2,7 @@
 import { INVENTORY_OPTIONS, jsonOption, machinesFile, projectArgs, SSH_OPTIONS, type CommandModule } from '../cli/command.ts';
 import { hostConnector, ONE_ATTEMPT } from '../transport/index.ts';
 import { runDoctor } from '../doctor/run.ts';
+import { CHECK_LIST } from '../doctor/checks/index.ts';
 import { checkBundlePlace } from '../doctor/bundle.ts';
 import { InputError, quote } from '../errors.ts';
 import { checkIdentityFiles } from '../transport/auth.ts';
@@ -18,13 +19,14 @@ const IMAGE = /^[a-z0-9][a-z0-9._\-/:@]*$/i;
 export const doctorCommand: CommandModule = {
   name: 'doctor',
   details: [
-    'Asks the API (kubectl with pki/jumpbox.kubeconfig) for the nodes, and every machine, in one read-only',
-    'SSH round trip each: SSH answer, names and cloud-init\'s hosts template, services and their journal,',
-    'CNI config, certificates (expiry, CA, names), bridge netfilter and forwarding, pod routes, registry',
-    'hosts.toml and a test pull through the mirrors that bypasses the node\'s image cache; in the same',
-    'round trip every step of "hardway up" plans, read-only: what a plan would change is a drift finding.',
-    'From the API, pods that do not start, with the reason of their last warning event. Changes nothing',
-    'on any machine (--accept-new-host-keys writes known_hosts here).',
+    'Asks the API (kubectl with pki/jumpbox.kubeconfig) for the nodes and the pods that do not start, and',
+    'every machine what the checks below look at, in one read-only SSH round trip each; in the same round',
+    'trip every step of "hardway up" plans, read-only: what a plan would change is a drift finding.',
+    'Changes nothing on any machine (--accept-new-host-keys writes known_hosts here).',
+    '',
+    // From the registry, so that a new check is listed here by being registered.
+    'Checks, in the order of the report (most likely cause first):',
+    ...CHECK_LIST.map((c) => `- ${c.name}: ${c.looks}`),
     '',
     'Each finding: machine, check, cause, evidence (command and line) and the hardway command that fixes it.',
     '--bundle FILE.tar.gz also writes a support bundle (one more read-only round trip per machine): see',

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.ts';
 import { COMMANDS, loadCommand, SUBCOMMAND_GROUPS } from '../../src/commands/index.ts';
 import { commandHelp } from '../../src/cli/help.ts';
+import { CHECK_LIST } from '../../src/doctor/checks/index.ts';
 import { groupPrefixes, resolveArgs } from '../../src/cli/resolve.ts';
 import { COMMAND_ALIASES } from '../../src/commands/index.ts';
 import { wrap, wrapBlock } from '../../src/ui/wrap.ts';
@@ -132,6 +133,15 @@ describe('help', () => {
     const line = (await hw('reset', '--help')).stdout.replace(/\n\s+/g, ' ');
     expect(line).toMatch(/--local .*reset takes it out/);
     expect((await hw('pin-hosts', '--help')).stdout.replace(/\n\s+/g, ' ')).toMatch(/--local .*pin-hosts puts the block of names in/);
+  });
+
+  it("doctor's help lists every registered check, in the order of the report, with the line of what it looks at", async () => {
+    const { code, stdout } = await hw('doctor', '--help');
+    expect(code).toBe(0);
+    // Each check is one item, "- name: looks", whose wrapped lines are indented by two spaces.
+    const items = stdout.replace(/\n {2}(?=\S)/g, ' ').split('\n').filter((l) => l.startsWith('- '));
+    expect(items).toEqual(CHECK_LIST.map((c) => `- ${c.name}: ${c.looks}`));
+    for (const c of CHECK_LIST) expect(c.looks, c.name).toMatch(/\S/);
   });
 
   it('--image is split into names that say what they are; the old name says the new one', async () => {

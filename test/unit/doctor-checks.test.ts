@@ -1,6 +1,7 @@
-// Doctor's registry of checks: each check one object with a name and a rank of its own, the
-// report's order derived from the ranks, what each machine is asked derived from what the checks
-// ask (a key two checks share asks one probe), and every explains rule naming a registered check.
+// Doctor's registry of checks: each check one object with a name and a rank of its own and a line
+// saying what it looks at, the report's order derived from the ranks, what each machine is asked
+// derived from what the checks ask (a key two checks share asks one probe), and every explains rule
+// naming a registered check.
 import { describe, expect, it } from 'vitest';
 import { requestsOf } from '../../src/doctor/batch.ts';
 import { CHECK_LIST, CHECKS } from '../../src/doctor/checks/index.ts';
@@ -14,6 +15,11 @@ describe('doctor checks are registered objects', () => {
     const before = ['ssh', 'control-plane', 'api', 'names', 'kubelet', 'containerd', 'cni', 'certificates', 'drift', 'kube-proxy', 'netfilter',
       'ip-forward', 'routes', 'pod-subnet', 'kubelet-dns', 'dns', 'registry', 'pull', 'node', 'pods'];
     expect(CHECKS.filter((c) => before.includes(c))).toEqual(before);
+  });
+
+  it('each says, in one line of its own, what it looks at (the list "hardway doctor --help" prints)', () => {
+    for (const c of CHECK_LIST) expect(c.looks, c.name).toMatch(/^\S[^\n]*\S$/);
+    expect(new Set(CHECK_LIST.map((c) => c.looks)).size).toBe(CHECK_LIST.length);
   });
 
   it('each explains only registered checks, and judges something', () => {

@@ -25,6 +25,7 @@ type CertAnswers = MachineAnswers<{ clock: ReturnType<typeof clock.ask>; 'kubeco
 export const certificates = doctorCheck({
   name: 'certificates',
   rank: 80,
+  looks: "every installed certificate, by the machine's own clock: expired or due for renewal, not yet valid, not signed by pki/ca.crt, missing the name its peer dials",
   asks,
   reads: ({ machine }) => certificateFiles(machine).map((c) => c.path),
   judge: ({ ctx, machine, answers, files }) => certificateFindings(ctx, machine, answers, files),

@@ -1,10 +1,10 @@
-// What a doctor check is: one object, registered by being exported from a module of ./index.ts.
-// Its name (a finding's `check`), its rank (most likely cause first), the probes of the registry it
-// asks each machine (by the key its answer is kept under in the evidence), its judgement of their
-// typed answers (or of the steps' plans, or of the API's answer), and which findings of other checks
-// its own explain: an explained finding is told in the evidence of the first finding, as printed,
-// that explains it, instead of standing beside it. Nothing here folds by hand: diagnose.ts does it
-// once, from these declarations.
+// What a doctor check is: one object, registered by being exported from a module of ./index.ts. Its
+// name (a finding's `check`), its rank (most likely cause first), what it looks at (a line of
+// doctor's --help), the probes of the registry it asks each machine (by the key its answer is kept
+// under in the evidence), its judgement of their typed answers (or of the steps' plans, or of the
+// API's answer), and which findings of other checks its own explain: an explained finding is told
+// in the evidence of the first finding, as printed, that explains it, instead of standing beside
+// it. Nothing here folds by hand: diagnose.ts does it once, from these declarations.
 import type { Inventory, Machine } from '../../inventory.ts';
 import type { Answer, ProbeAnswer, ProbeRequest } from '../../probes/probe.ts';
 import type { StepName } from '../../steps/index.ts';
@@ -75,6 +75,11 @@ export interface DoctorCheck<N extends string = string, T extends Asked = Asked>
   name: N;
   /** Its place in the report: lower first (likelier causes first). Numbers leave gaps, so a new check takes one between its neighbours. */
   rank: number;
+  /**
+   * What it looks at, in one line for the user: `hardway doctor --help` lists every check with it,
+   * in rank order (written here, beside the judge it describes, so no doc lists checks by hand).
+   */
+  looks: string;
   /** The probes it asks a reachable machine, by the key their answers are kept under (a key two checks share must ask the same). */
   asks?: (q: AskOf) => T;
   /** Asked beside the main batch once the API answered (the test images and the cluster DNS pods may come from it). */

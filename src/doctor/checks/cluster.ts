@@ -8,6 +8,7 @@ import { doctorCheck, type Found } from './check.ts';
 export const api = doctorCheck({
   name: 'api',
   rank: 30,
+  looks: 'the API server answers from this jumpbox (kubectl with pki/jumpbox.kubeconfig)',
   apiDown: (ctx, evidence): Found[] => {
     const cp = ctx.inventory.controlPlanes[0]!;
     return [{ machine: cp.hostname, cause: `the API server on ${cp.hostname} does not answer from this jumpbox, so no node's state is known`, evidence: `${evidence.command}: ${evidence.error}`, fix: null }];
@@ -18,6 +19,7 @@ export const api = doctorCheck({
 export const node = doctorCheck({
   name: 'node',
   rank: 190,
+  looks: 'each worker is registered with the API and Ready (when no cause found on its machine explains why not)',
   api: (ctx, evidence) => ctx.inventory.workers.flatMap((w): Found[] => {
     const listed = evidence.nodes.find((n) => n.name === w.hostname);
     if (listed?.ready === 'True') return [];

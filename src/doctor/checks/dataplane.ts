@@ -25,6 +25,7 @@ function settingsOff(m: Machine, got: Map<string, string> | undefined, which: (k
 export const netfilter = doctorCheck({
   name: 'netfilter',
   rank: 110,
+  looks: "br_netfilter's sysctls (net.bridge.bridge-nf-call-iptables, -ip6tables) are 1 on each worker",
   asks: sysctlProbes,
   judge: ({ machine: m, answers }): Found[] => {
     const { off, evidence } = settingsOff(m, (answers as { sysctls?: Map<string, string> }).sysctls, (k) => k.startsWith('net.bridge.'));
@@ -39,6 +40,7 @@ export const netfilter = doctorCheck({
 export const ipForward = doctorCheck({
   name: 'ip-forward',
   rank: 120,
+  looks: 'net.ipv4.ip_forward is 1 on each worker',
   asks: sysctlProbes,
   judge: ({ machine: m, answers }): Found[] => {
     const { off, evidence } = settingsOff(m, (answers as { sysctls?: Map<string, string> }).sysctls, (k) => k === 'net.ipv4.ip_forward');
@@ -53,6 +55,7 @@ export const ipForward = doctorCheck({
 export const forwarding = doctorCheck({
   name: 'forwarding',
   rank: 125,
+  looks: "each worker's FORWARD chain lets pod traffic through (a policy of DROP, as Docker leaves it, drops it unless hardway's chain comes first)",
   asks: ({ machine }) => (machine.role === 'worker' ? { filter: filterTable.ask() } : {}),
   judge: ({ ctx, machine: m, answers }): Found[] => {
     const verdict = answers.filter && podTrafficDropped(answers.filter, ctx.inventory.settings.clusterCidr);
@@ -68,6 +71,7 @@ export const forwarding = doctorCheck({
 export const routes = doctorCheck({
   name: 'routes',
   rank: 130,
+  looks: "each machine routes every other worker's pod subnet via that worker",
   asks: () => ({ routes: routeTable.ask() }),
   judge: ({ ctx, machine: m, answers }): Found[] => {
     const live = answers.routes;
@@ -93,6 +97,7 @@ export const routes = doctorCheck({
 export const podSubnet = doctorCheck({
   name: 'pod-subnet',
   rank: 140,
+  looks: "each worker's CNI config and its node's pod CIDR in the API give pods the subnet machines.txt says",
   reads: ({ machine, rendered }) => (machine.role === 'worker' ? rendered.filter((p) => p === WORKER.cniBridgeConf) : []),
   judge: ({ ctx, machine: m, files }): Found[] => (m.role !== 'worker' ? [] : cniConfigs(ctx, m, files).flatMap((path) => {
     const conf = files[path];

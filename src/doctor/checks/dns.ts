@@ -18,6 +18,7 @@ import { doctorCheck, stdoutOf, type Found } from './check.ts';
 export const kubeletDns = doctorCheck({
   name: 'kubelet-dns',
   rank: 150,
+  looks: "each worker's kubelet gives pods the kube-dns address, and a resolver file whose nameserver is not a stub on the node itself (such as 127.0.0.53)",
   asks: ({ machine }) => (machine.role === 'worker' ? { [KUBELET_DNS_PROBE]: kubeletResolver.ask() } : {}),
   reads: ({ machine }) => (machine.role === 'worker' ? [WORKER.kubeletConfig] : []),
   judge: ({ ctx, machine, answers, files }) => kubeletDnsFindings(ctx, machine, stdoutOf(answers[KUBELET_DNS_PROBE]), files),
@@ -28,6 +29,7 @@ export const kubeletDns = doctorCheck({
 export const dns = doctorCheck({
   name: 'dns',
   rank: 160,
+  looks: 'CoreDNS, as the API says: its Deployment exists and is not scaled to 0, and its pods run and are ready',
   api: (ctx, api) => corednsFindings(ctx, api),
   rankAs: (f) => (f.fix === null ? 'pods' : undefined),
 });

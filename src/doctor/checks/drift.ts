@@ -18,6 +18,7 @@ const NEEDS: Partial<Record<StepName, string>> = { images: 'containerd' };
 export const drift = doctorCheck({
   name: 'drift',
   rank: 90,
+  looks: 'what each step of "hardway up", planned read-only, would change on each machine (a file, a binary, an image, a service, a route, a firewall rule, the cluster\'s own objects)',
   plans: (ctx, m, planned) => planned.map(({ step, changes }): Found => {
     const fix = stepsFix([step], m.hostname);
     // What differs first (files, then what commands would put right), bookkeeping of hardway's own last.

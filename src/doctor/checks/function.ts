@@ -29,6 +29,7 @@ const explainedByACause = (by: Judged) => !SYMPTOMS.has(by.check);
 export const podNetwork = doctorCheck({
   name: 'pod-network',
   rank: 183,
+  looks: 'from each worker, a CoreDNS pod on another node answers a TCP connect',
   later: true,
   asks: ({ machine, dnsPods }) => {
     const elsewhere = dnsPods.filter((p) => p.node !== machine.hostname);
@@ -56,6 +57,7 @@ export const podNetwork = doctorCheck({
 export const apiService = doctorCheck({
   name: 'api-service',
   rank: 185,
+  looks: "from each worker, the API's Service address answers through kube-proxy",
   asks: ({ inventory, machine }) => (machine.role === 'worker' ? { 'api service': tcpReach.ask([`${inventory.serviceIp}:443`]) } : {}),
   judge: ({ machine, answers }) => {
     const asked = answers['api service'] as AskedReach | undefined;
@@ -75,6 +77,7 @@ export const apiService = doctorCheck({
 export const clusterDns = doctorCheck({
   name: 'cluster-dns',
   rank: 187,
+  looks: "from each worker, the cluster DNS answers kubernetes.default.svc.<domain> with the API's Service address",
   asks: ({ inventory, machine }) => (machine.role === 'worker' && inventory.settings.dns.enabled
     ? { 'cluster dns': dnsLookup.ask(inventory.clusterDnsIp, apiServiceName(inventory.settings.clusterDomain)) } : {}),
   judge: ({ ctx, machine, answers }) => {

@@ -1,7 +1,8 @@
 // The registry of doctor's checks: every check exported by the modules listed here, in rank order
 // (most likely cause first). Everything else is derived from it: the order of the report, what
 // doctor asks each machine (../batch.ts), the judging and the folding of findings into the ones that
-// explain them (../diagnose.ts). A new check in one of these modules is registered by being exported.
+// explain them (../diagnose.ts), the list of checks in doctor's --help. A new check in one of these
+// modules is registered by being exported.
 import type { DoctorCheck } from './check.ts';
 import * as certs from './certs.ts';
 import * as cluster from './cluster.ts';

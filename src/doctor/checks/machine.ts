@@ -17,6 +17,7 @@ import { doctorCheck, sameMachine, stdoutOf, type AskOf, type Found, type Machin
 export const ssh = doctorCheck({
   name: 'ssh',
   rank: 10,
+  looks: "each machine answers over SSH (its host key pinned in known_hosts, an SSH key accepted) and runs doctor's read-only batch",
   unreachable: (ctx, m, u) => sshFindings(ctx, m, { machine: m.hostname, unreachable: u, probes: {}, files: {} }),
   explains: { node: sameMachine },
 });
@@ -74,6 +75,7 @@ export function serviceDown(m: Machine, s: string, a: MachineAnswers<ReturnType<
 export const ports = doctorCheck({
   name: 'ports',
   rank: 15,
+  looks: 'the port of a component that is not active (the API server, etcd, the kubelet): held by another program (ss)',
   asks: (q) => ({ ...serviceProbes(q), listening: listeners.ask() }),
   judge: ({ ctx, machine: m, answers }): Found[] => {
     const held = answers.listening;
@@ -104,6 +106,7 @@ export const ports = doctorCheck({
 export const controlPlane = doctorCheck({
   name: 'control-plane',
   rank: 20,
+  looks: "etcd and the control plane's services are active on each control-plane machine (the journal's last line when not)",
   asks: serviceProbes,
   judge: ({ machine, answers }) => (machine.role === 'control-plane' ? servicesOf(machine).flatMap((s) => serviceDown(machine, s, answers)) : []),
   explains: { node: sameMachine },
@@ -113,6 +116,7 @@ export const controlPlane = doctorCheck({
 export const kubelet = doctorCheck({
   name: 'kubelet',
   rank: 50,
+  looks: "each worker's kubelet is active (the journal's last line when not)",
   asks: serviceProbes,
   judge: ({ machine, answers }) => (machine.role === 'worker' ? serviceDown(machine, 'kubelet', answers) : []),
   explains: { node: sameMachine },
@@ -122,6 +126,7 @@ export const kubelet = doctorCheck({
 export const kubeProxy = doctorCheck({
   name: 'kube-proxy',
   rank: 100,
+  looks: "each worker's kube-proxy is active (the journal's last line when not)",
   asks: serviceProbes,
   judge: ({ machine, answers }) => (machine.role === 'worker' ? serviceDown(machine, 'kube-proxy', answers) : []),
 });
@@ -153,6 +158,7 @@ function namesAsks({ inventory }: AskOf) {
 export const names = doctorCheck({
   name: 'names',
   rank: 40,
+  looks: "each machine resolves the cluster's names to their machines, and its cloud-init hosts template still holds pin-hosts' block (else the next boot loses them)",
   asks: namesAsks,
   reads: () => ['/etc/hosts', '/etc/os-release'],
   judge: ({ ctx, machine, answers, files }) => nameFindings(ctx, machine, answers, files),
@@ -213,6 +219,7 @@ export function parseTemplateBlocks(text: string): Map<string, string> {
 export const cni = doctorCheck({
   name: 'cni',
   rank: 70,
+  looks: "each worker's CNI configs are there, as hardway installs them",
   reads: ({ machine, rendered }) => (machine.role === 'worker' ? rendered.filter((p) => cniPaths.includes(p)) : []),
   judge: ({ ctx, machine, files }) => cniFindings(ctx, machine, files),
   explains: { node: sameMachine },

@@ -35,6 +35,7 @@ interface Reading {
 export const pods = doctorCheck({
   name: 'pods',
   rank: 200,
+  looks: 'pods that do not start (ContainerCreating, an image that does not pull, a crash loop, Pending too long), with the reason of their last warning event',
   api: (ctx, api) => podFindings(ctx, api),
   explainedBy: (by, mine, explains) => {
     if (by.machine !== mine.machine) return false;

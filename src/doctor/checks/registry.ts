@@ -22,6 +22,7 @@ function renderedOf(ctx: DoctorContext, m: Machine, files: MachineEvidence['file
 export const containerd = doctorCheck({
   name: 'containerd',
   rank: 60,
+  looks: 'containerd is active on each worker and its config is the one hardway installs',
   asks: serviceProbes,
   reads: ({ machine, rendered }) => (machine.role === 'worker' ? rendered.filter((p) => p === WORKER.containerdConfig) : []),
   judge: ({ ctx, machine: m, answers, files }): Found[] => [
@@ -43,6 +44,7 @@ export const containerd = doctorCheck({
 export const registry = doctorCheck({
   name: 'registry',
   rank: 170,
+  looks: "each worker's hosts.toml files (/etc/containerd/certs.d) are the ones cluster.yaml's registries make",
   reads: ({ machine, rendered }) => (machine.role === 'worker' ? rendered.filter((p) => p.startsWith(`${WORKER.containerdCertsDir}/`)) : []),
   judge: ({ ctx, machine: m, files }) => renderedOf(ctx, m, files, false).map((path): Found => {
     const missing = files[path] === null;
@@ -67,6 +69,7 @@ export const registry = doctorCheck({
 export const pull = doctorCheck({
   name: 'pull',
   rank: 180,
+  looks: "a test pull on each worker through the mirrors (ctr content fetch-object), never from the node's image cache: a cached image hides a broken mirror",
   later: true,
   asks: ({ machine, testImages }) => (machine.role !== 'worker' || testImages.length === 0 ? {} : {
     ...Object.fromEntries(testImages.map((image) => [pullProbe(image), testPull.ask(image)])),
