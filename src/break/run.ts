@@ -90,17 +90,25 @@ export async function labBreak(req: BreakRequest, paths: LabPaths, progress: Pro
   }
 }
 
-/** The machine a scenario breaks: --node (a cluster machine of an allowed role), else the last worker. */
+/** The machines of a role the scenario can break. */
+const breakable = (s: Scenario, machines: readonly Machine[]) => machines.filter((m) => s.roles.includes(m.role));
+
+/** The machine a scenario breaks without --node: the last worker it can break, else the last machine of a role it can. */
+export function defaultMachine(s: Scenario, machines: readonly Machine[]): Machine | undefined {
+  const allowed = breakable(s, machines);
+  return allowed.filter((m) => m.role === 'worker').at(-1) ?? allowed.at(-1);
+}
+
+/** The machine a scenario breaks: --node (a cluster machine of an allowed role), else defaultMachine. */
 function chooseMachine(s: Scenario, machines: Machine[], node: string | undefined): Machine {
-  const allowed = machines.filter((m) => s.roles.includes(m.role));
   if (node === undefined) {
-    const last = allowed.filter((m) => m.role === 'worker').at(-1) ?? allowed.at(-1);
+    const last = defaultMachine(s, machines);
     if (!last) throw new InputError(`${s.name} needs a ${s.roles.join(' or ')} machine and the lab has none`);
     return last;
   }
   const m = machines.find((x) => x.hostname === node);
   if (!m) throw new InputError(`no machine "${node.slice(0, 40)}" in the lab's machines.txt`, `machines: ${machines.map((x) => x.hostname).join(', ')}`);
-  if (!s.roles.includes(m.role)) throw new InputError(`${s.name} breaks a ${s.roles.join(' or ')} machine; ${m.hostname} is a ${m.role}`, `workers: ${allowed.map((x) => x.hostname).join(', ')}`);
+  if (!s.roles.includes(m.role)) throw new InputError(`${s.name} breaks a ${s.roles.join(' or ')} machine; ${m.hostname} is a ${m.role}`, `workers: ${breakable(s, machines).map((x) => x.hostname).join(', ')}`);
   return m;
 }
 

@@ -1,6 +1,7 @@
 // The faults `hardway lab break` makes on a healthy lab: each one what the write-ups this project
 // grew from describe, made for real on one machine. None is undone by `lab break`: the way back is
-// the command `hardway doctor` names (each row says which, for the tests and for the README).
+// the command `hardway doctor` names (each entry says which). The unit and e2e tests iterate this list
+// (docs/contributing.md: To add a break scenario).
 import { readFileSync } from 'node:fs';
 import { commandFor } from '../command-table.ts';
 import { labMachineLine } from '../doctor/fixes.ts';
@@ -54,6 +55,12 @@ export interface Scenario {
   sees: string;
   /** The roles of machine it can break. */
   roles: Role[];
+  /**
+   * The machine of the 1-server 2-worker lab (server, node-0, node-1) the tests break it on: the e2e
+   * test (test/e2e/doctor.test.ts, so both workers get some) and doctor's unit test of a whole
+   * recording. `lab break` without --node still takes the last worker (src/break/run.ts).
+   */
+  labMachine: 'server' | 'node-0' | 'node-1';
   /** Needs the lab's registry machine (`lab up --registry`). */
   registry?: boolean;
   /** The check doctor names first, and what its fix runs: the tests hold doctor to both (scenarioFix says the line). */
@@ -80,6 +87,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: 'stops the machine, as a crashed or powered-off VM',
     sees: 'the node turns NotReady after the controller manager\'s grace period (about 40 s); its pods stay listed until their 300 s toleration ends',
     roles: ['worker'],
+    labMachine: 'node-1',
     doctor: { check: 'ssh', fix: { lab: 'start' } },
     async apply(env) {
       await env.stop();
@@ -91,6 +99,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: "removes hardway's block from cloud-init's hosts template, then reboots: cloud-init rewrites /etc/hosts without the cluster's names",
     sees: 'the node turns NotReady (a new machine would never register: "0 nodes"); it looks like a network or CNI problem, and is /etc/hosts',
     roles: ['worker', 'control-plane'],
+    labMachine: 'node-1',
     doctor: { check: 'names', fix: { steps: ['pin-hosts'] } },
     async apply(env) {
       await env.upload(TEMPLATE, withoutBlock(await env.exec(sh`cat ${TEMPLATE}`)), 0o644);
@@ -103,6 +112,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: `pulls ${CACHED_IMAGE} into the node's cache, then deletes the mirror file certs.d/localhost_5001_/hosts.toml`,
     sees: `pods of ${CACHED_IMAGE} still start there (cached, IfNotPresent): only a new image, or imagePullPolicy Always, fails with ErrImagePull on that node`,
     roles: ['worker'],
+    labMachine: 'node-1',
     registry: true,
     doctor: { check: 'registry', fix: { steps: ['containerd'] } },
     async apply(env) {
@@ -117,6 +127,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: "deletes the machine's routes to the other workers' pod subnets",
     sees: 'every node stays Ready; pods there cannot reach pods on other nodes, and Services whose endpoints are elsewhere time out',
     roles: ['worker', 'control-plane'],
+    labMachine: 'node-1',
     doctor: { check: 'routes', fix: { steps: ['routes'] } },
     async apply(env) {
       const routes = podRoutes(env.inventory, env.machine);
@@ -129,6 +140,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: 'turns bridged traffic off for iptables (net.bridge.bridge-nf-call-iptables/ip6tables = 0), as an unloaded br_netfilter does',
     sees: 'the node stays Ready and pods run; a Service reached from a pod on the same node as its endpoint answers only by chance',
     roles: ['worker'],
+    labMachine: 'node-0',
     doctor: { check: 'netfilter', fix: { steps: ['worker-os'] } },
     async apply(env) {
       await env.exec(sh`sysctl -q -w ${BRIDGE_SYSCTLS.map((k) => `${k}=0`)}`);
@@ -140,6 +152,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: `leaves the worker as installing Docker and a firewall reload do: FORWARD's policy DROP, Docker's DOCKER-USER chain jumped to first and DOCKER-FORWARD last, and hardway's jump to ${POD_FORWARD_CHAIN} gone`,
     sees: 'every node stays Ready and pods run; pods elsewhere cannot open connections to pods on this node (kube-proxy accepts only replies), and Services whose endpoints are here time out',
     roles: ['worker'],
+    labMachine: 'node-0',
     // doctor reads the filter table (its forwarding check), and takes the pod-forwarding step's drift into that finding.
     doctor: { check: 'forwarding', fix: { steps: ['pod-forwarding'] } },
     async apply(env) {
@@ -156,6 +169,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: 'stops containerd',
     sees: "the kubelet stops with it (its unit requires containerd's) and the node turns NotReady after the grace period; running containers keep running, nothing new starts",
     roles: ['worker'],
+    labMachine: 'node-0',
     doctor: { check: 'containerd', fix: { steps: ['containerd', 'kubelet'] } },
     async apply(env) {
       await env.exec(sh`systemctl stop containerd`);
@@ -167,6 +181,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: `deletes the CNI configs ${WORKER.cniBridgeConf} and ${WORKER.cniLoopbackConf}`,
     sees: 'the node turns NotReady (network plugin not ready: cni config uninitialized); new pods there stay ContainerCreating',
     roles: ['worker'],
+    labMachine: 'node-1',
     doctor: { check: 'cni', fix: { steps: ['cni'] } },
     async apply(env) {
       // Both: containerd would take the loopback config alone for the pod network and stay "ready".
@@ -180,6 +195,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: `removes the sandbox (pause) image (cluster.yaml's sandboxImage, ${PAUSE_IMAGE} in a lab) from containerd's k8s.io namespace`,
     sees: 'the node stays Ready and running pods keep running; every new pod there stays ContainerCreating (FailedCreatePodSandBox: failed to get sandbox image)',
     roles: ['worker'],
+    labMachine: 'node-0',
     doctor: { check: 'drift', fix: { steps: ['images'] } },
     async apply(env) {
       const image = env.inventory.settings.sandboxImage ?? PAUSE_IMAGE;
@@ -192,6 +208,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: `deletes the CNI plugin ${WORKER.cniBin}/${CNI_PLUGIN_BROKEN}`,
     sees: `the node stays Ready and running pods keep running; every new pod there stays ContainerCreating (failed to find plugin "${CNI_PLUGIN_BROKEN}")`,
     roles: ['worker'],
+    labMachine: 'node-1',
     doctor: { check: 'drift', fix: { steps: ['cni'] } },
     async apply(env) {
       await env.exec(sh`rm -f ${`${WORKER.cniBin}/${CNI_PLUGIN_BROKEN}`}`);
@@ -203,6 +220,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: "reissues the kubelet's certificate with the project's real CA, already expired, installs it (kubelet.crt and its kubeconfig) and restarts the kubelet",
     sees: 'the node turns NotReady; the kubelet\'s journal says Unauthorized or "certificate has expired"; logs and exec to pods there fail',
     roles: ['worker'],
+    labMachine: 'node-0',
     doctor: { check: 'certificates', fix: { steps: ['distribute'] } },
     async apply(env) {
       const pki = (p: string) => readFileSync(join(env.inventory.dir, p), 'utf8');
@@ -220,6 +238,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: `points the kubelet's resolvConf at a local stub resolver (${STUB_RESOLV_CONF}: nameserver 127.0.0.53, as systemd-resolved's), then restarts the kubelet and the CoreDNS pods on the node`,
     sees: 'the CoreDNS pod there crash-loops, its log says "Loop (127.0.0.1:... -> :53) detected"; the other replica keeps answering until it meets the same trap',
     roles: ['worker'],
+    labMachine: 'node-1',
     // The kubelet on the node and the CoreDNS pods from the control plane: on every machine they target.
     doctor: { check: 'kubelet-dns', fix: { steps: ['kubelet', 'dns'], everywhere: true } },
     async apply(env) {
@@ -250,6 +269,7 @@ export const SCENARIOS: Scenario[] = [
     breaks: 'scales the CoreDNS Deployment to 0 replicas, as a mistaken `kubectl scale` or a deleted add-on does',
     sees: 'every node stays Ready and pods run; nothing in a pod finds a Service by its name (nslookup kubernetes.default times out), while addresses still work',
     roles: ['control-plane'],
+    labMachine: 'server',
     doctor: { check: 'dns', fix: { steps: ['dns'] } },
     async apply(env) {
       await env.kubectl(sh`scale deployment coredns -n kube-system --replicas=0`);

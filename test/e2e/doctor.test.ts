@@ -35,12 +35,6 @@ const lab = useSharedCluster();
 const READY = ['node-0 True', 'node-1 True'];
 /** The images containerd holds on a worker (nothing on the server). */
 const IMAGES = 'PATH=$PATH:/usr/local/bin; (ctr -n k8s.io images ls -q 2>/dev/null || true) | sort';
-/** The machine each scenario breaks: both workers get some. */
-const NODE: Record<string, string> = {
-  'netfilter-off': 'node-0', 'routes-missing': 'node-1', 'containerd-stopped': 'node-0', 'cni-config-missing': 'node-1',
-  'cert-expired': 'node-0', 'mirror-missing': 'node-1', 'hosts-drift': 'node-1', 'worker-down': 'node-1',
-  'dns-loop': 'node-1', 'dns-down': 'server', 'sandbox-image-missing': 'node-0', 'cni-plugin-missing': 'node-1', 'docker-forward': 'node-0',
-};
 /** The scenarios after which the node stays Ready but no new pod starts there. */
 const STUCK = new Set(['sandbox-image-missing', 'cni-plugin-missing']);
 
@@ -196,9 +190,10 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
   });
 
   for (const s of SCENARIOS) {
-    it(`${s.name}: doctor names ${s.doctor.check} on ${NODE[s.name]} first; exactly its fix makes doctor exit 0 again`, async () => {
+    // The machine each scenario breaks is its labMachine: both workers get some.
+    it(`${s.name}: doctor names ${s.doctor.check} on ${s.labMachine} first; exactly its fix makes doctor exit 0 again`, async () => {
       const l = lab();
-      const node = NODE[s.name]!;
+      const node = s.labMachine;
       // The scenario before may have ended on a node the kubelet is about to report NotReady again
       // (a containerd restart reaches its runtime check seconds later), or with a CoreDNS pod still
       // starting: start from a cluster at rest.

@@ -1,6 +1,7 @@
 // Recorded evidence for doctor's unit tests: test/fixtures/doctor/<name>.json, taken from a real
-// 1-server 2-worker lab (healthy, then after each `hardway lab break` scenario). A scenario's file
-// holds only the machine it broke and the API's answer; the rest comes from healthy.json.
+// 1-server 2-worker lab (healthy, then after each `hardway lab break` scenario). A scenario's file is
+// the whole recording (as scripts/record-doctor-evidence.ts writes it), or one trimmed to the machine
+// it broke and the API's answer; the rest then comes from healthy.json.
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadInventory } from '../../src/inventory.ts';
@@ -24,6 +25,11 @@ interface Recorded {
 export const DOCTOR_DNS_FIXTURES = resolve(import.meta.dirname, '../fixtures/doctor-dns');
 
 const read = (dir: string, name: string): Recorded => JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as Recorded;
+
+/** The machines a recording holds evidence of: one, when it was trimmed to the machine its scenario broke. */
+export function recordedMachines(name: string, dir = DOCTOR_FIXTURES): string[] {
+  return read(dir, name).evidence.map((e) => e.machine);
+}
 
 /** A recorded run: the context doctor would have built, the evidence and the API's answer. */
 export function recorded(name: string, dir = DOCTOR_FIXTURES): { ctx: DoctorContext; evidence: MachineEvidence[]; api: ApiEvidence } {

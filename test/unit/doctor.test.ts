@@ -2,7 +2,7 @@
 // `hardway lab break` scenario): the first finding is that scenario's cause on that machine, with
 // the fix the scenario table promises; and edge cases made from the recorded evidence.
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { issueCertificate } from '../../src/certs/issue.ts';
@@ -13,17 +13,11 @@ import { diagnose } from '../../src/doctor/diagnose.ts';
 import { doctorJson, doctorText } from '../../src/doctor/format.ts';
 import { gatherMachine } from '../../src/doctor/gather.ts';
 import { requestsFor } from '../../src/doctor/batch.ts';
-import { SCENARIOS, scenarioFix } from '../../src/break/scenarios.ts';
+import { SCENARIOS, scenarioFix, type Scenario } from '../../src/break/scenarios.ts';
 import type { Transport } from '../../src/transport/types.ts';
-import { DOCTOR_DNS_FIXTURES, DOCTOR_FIXTURES, recorded } from './doctor.helpers.ts';
+import { DOCTOR_DNS_FIXTURES, DOCTOR_FIXTURES, recorded, recordedMachines } from './doctor.helpers.ts';
 
 const KUBELET_CRT = '/var/lib/kubelet/kubelet.crt';
-/** The machine each recording broke (as `lab break --node` was given). */
-const BROKEN: Record<string, string> = {
-  'worker-down': 'node-1', 'hosts-drift': 'node-1', 'mirror-missing': 'node-1', 'routes-missing': 'node-1',
-  'netfilter-off': 'node-0', 'containerd-stopped': 'node-0', 'cni-config-missing': 'node-1', 'cert-expired': 'node-1',
-  'dns-loop': 'node-1', 'dns-down': 'server', 'sandbox-image-missing': 'node-1', 'cni-plugin-missing': 'node-1', 'docker-forward': 'node-1',
-};
 /**
  * The scenarios not recorded on a lab: the healthy recording with what the plan of the step the
  * scenario breaks says there (as src/doctor/drift.ts words it) and a pod stuck with the event
@@ -48,12 +42,28 @@ const MADE: Record<string, { step: 'images' | 'cni' | 'pod-forwarding'; change: 
   },
 };
 
+/** Where recordings are: the cluster DNS scenarios were recorded on a lab that runs the add-on. */
+const RECORDINGS = [DOCTOR_FIXTURES, DOCTOR_DNS_FIXTURES];
+/** The directories that hold a recording of this scenario: one, unless its evidence is made (MADE). */
+const recordingsOf = (scenario: string) => RECORDINGS.filter((dir) => existsSync(join(dir, `${scenario}.json`)));
+
+/**
+ * The machine a scenario's evidence is broken on: the one machine a trimmed recording kept (the one
+ * it broke), else its labMachine (a whole recording, made on the lab broken as the e2e test breaks
+ * it, and the evidence made here).
+ */
+function brokenIn(s: Scenario): string {
+  const dir = recordingsOf(s.name)[0];
+  const machines = dir ? recordedMachines(s.name, dir) : [];
+  return machines.length === 1 ? machines[0]! : s.labMachine;
+}
+
 /** The evidence of a scenario: recorded, or made (MADE). */
-function evidenceOf(scenario: string) {
-  const made = MADE[scenario];
-  if (!made) return recorded(scenario, RECORDED_IN(scenario));
+function evidenceOf(s: Scenario) {
+  const made = MADE[s.name];
+  if (!made) return recorded(s.name, recordingsOf(s.name)[0]);
   const r = recorded('healthy');
-  const node = BROKEN[scenario]!;
+  const node = brokenIn(s);
   const created = new Date(r.ctx.now - 60_000).toISOString();
   return {
     ctx: r.ctx,
@@ -68,8 +78,6 @@ function evidenceOf(scenario: string) {
     },
   };
 }
-/** Where each recording is: the cluster DNS scenarios were recorded on a lab that runs the add-on. */
-const RECORDED_IN = (scenario: string) => (scenario.startsWith('dns-') ? DOCTOR_DNS_FIXTURES : DOCTOR_FIXTURES);
 
 describe('doctor on recorded evidence of a real 1+2 lab', () => {
   it('healthy: no finding, and says so', () => {
@@ -82,7 +90,7 @@ describe('doctor on recorded evidence of a real 1+2 lab', () => {
 
   it('the report wraps to the terminal: every line of every scenario within 80 and 60 columns, the same words as unwrapped (issue 36 point 6)', () => {
     for (const s of SCENARIOS) {
-      const { ctx, evidence, api } = evidenceOf(s.name);
+      const { ctx, evidence, api } = evidenceOf(s);
       const findings = diagnose(ctx, evidence, api);
       const facts = { machines: 3, api, testImages: ctx.testImages, seconds: 1.2 };
       const whole = doctorText(findings, facts);
@@ -96,12 +104,26 @@ describe('doctor on recorded evidence of a real 1+2 lab', () => {
     }
   });
 
+  it('every scenario has its evidence: one recording (test/fixtures/doctor/ or doctor-dns/) or, never recorded, one made here; broken on a machine it can break', () => {
+    const names = SCENARIOS.map((s) => s.name);
+    const { inventory } = recorded('healthy').ctx;
+    for (const s of SCENARIOS) {
+      expect(recordingsOf(s.name).length + (s.name in MADE ? 1 : 0), `${s.name}: recordings and made evidence`).toBe(1);
+      expect(s.roles, s.name).toContain(inventory.machines.find((m) => m.hostname === brokenIn(s))?.role);
+    }
+    // No evidence left of a scenario that is gone.
+    for (const name of Object.keys(MADE)) expect(names).toContain(name);
+    for (const dir of RECORDINGS) {
+      for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) expect(['healthy', ...names], `${dir}/${file}`).toContain(file.slice(0, -'.json'.length));
+    }
+  });
+
   for (const s of SCENARIOS) {
     it(`${s.name}: the first finding is ${s.doctor.check} on the broken machine, with the fix the scenario promises`, () => {
-      const { ctx, evidence, api } = evidenceOf(s.name);
-      const node = BROKEN[s.name]!;
+      const { ctx, evidence, api } = evidenceOf(s);
+      const node = brokenIn(s);
       const [first, ...rest] = diagnose(ctx, evidence, api);
-      expect(first).toMatchObject({ machine: node, check: s.doctor.check, fix: scenarioFix(s, node, 'e2e-doc') });
+      expect(first).toMatchObject({ machine: node, check: s.doctor.check, fix: scenarioFix(s, node, ctx.lab!.name) });
       // Nothing on another machine: the fault is one machine's.
       expect(rest.filter((f) => f.machine !== node)).toEqual([]);
       expect(first!.evidence.length).toBeGreaterThan(10);

@@ -1,5 +1,6 @@
-// hardway lab break without a lab: the scenario table, the pure parts of two scenarios (the hosts
-// block removed from a template, the expired kubelet certificate), and the CLI's usage errors.
+// hardway lab break without a lab: the scenario table (and its rows in the docs), the pure parts of
+// two scenarios (the hosts block removed from a template, the expired kubelet certificate), and the
+// CLI's usage errors.
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,17 +11,44 @@ import { loadInventory } from '../../src/inventory.ts';
 import { HOSTS_MARKERS } from '../../src/layout.ts';
 import { expiredKubelet } from '../../src/break/expired-cert.ts';
 import { SCENARIOS, withoutBlock, scenarioFix } from '../../src/break/scenarios.ts';
+import { defaultMachine } from '../../src/break/run.ts';
 import { CHECKS } from '../../src/doctor/checks/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { makeProject } from './certs.helpers.ts';
+import { DOCTOR_FIXTURES } from './doctor.helpers.ts';
+
+/** The 1-server 2-worker lab doctor's evidence was recorded on (server, node-0, node-1). */
+const LAB = loadInventory(join(DOCTOR_FIXTURES, 'project/machines.txt'));
+
+/** The rows of a document's `hardway lab break ...` table: the scenario, whether it says it needs the registry, and doctor's fix. */
+function scenarioRows(doc: string): { name: string; registry: boolean; fix: string }[] {
+  const text = readFileSync(join(import.meta.dirname, '../..', doc), 'utf8');
+  const table = text.slice(text.indexOf('| `hardway lab break ...` |')).split('\n\n')[0]!;
+  return table.split('\n').slice(2).map((row) => {
+    const m = /^\| `([a-z-]+)`( \(`lab up --registry`\))? \|.*\| `([^`]+)` \|$/.exec(row);
+    if (!m) throw new Error(`${doc}: not a scenario row: ${row}`);
+    return { name: m[1]!, registry: Boolean(m[2]), fix: m[3]! };
+  });
+}
 
 describe('lab break', () => {
-  it('has the twelve scenarios, each naming a doctor check and a fix that is a hardway command', () => {
-    expect(SCENARIOS.map((s) => s.name)).toEqual(['worker-down', 'hosts-drift', 'mirror-missing', 'routes-missing', 'netfilter-off', 'docker-forward', 'containerd-stopped', 'cni-config-missing', 'sandbox-image-missing', 'cni-plugin-missing', 'cert-expired', 'dns-loop', 'dns-down']);
+  it('every scenario has a name of its own, a doctor check, a fix that is a hardway command, and a machine of the 1+2 lab it can break', () => {
+    const names = SCENARIOS.map((s) => s.name);
+    expect(new Set(names).size).toBe(names.length);
     for (const s of SCENARIOS) {
+      expect(s.name).toMatch(/^[a-z]+(-[a-z]+)*$/);
       expect(CHECKS).toContain(s.doctor.check);
-      expect(scenarioFix(s, 'node-1', 'dev')).toMatch(/^hardway [a-z-]+ /);
+      expect(scenarioFix(s, s.labMachine, 'dev')).toMatch(/^hardway [a-z-]+ /);
+      expect(s.roles, s.name).toContain(LAB.machines.find((m) => m.hostname === s.labMachine)?.role);
     }
+  });
+
+  it("docs/troubleshooting.md has a row of every scenario, in --list's order, with the fix doctor prints after `lab break NAME` (its default machine); the README's rows are some of them", () => {
+    const expected = SCENARIOS.map((s) => ({ name: s.name, registry: Boolean(s.registry), fix: scenarioFix(s, defaultMachine(s, LAB.machines)!.hostname, 'LAB') }));
+    expect(scenarioRows('docs/troubleshooting.md')).toEqual(expected);
+    const readme = scenarioRows('README.md');
+    expect(readme.length).toBeGreaterThan(0);
+    expect(expected.filter((row) => readme.some((r) => r.name === row.name))).toEqual(readme);
   });
 
   it('hosts-drift removes exactly hardway\'s block from a template', () => {
