@@ -6,6 +6,7 @@ import { labLine, labMachineLine } from '../doctor/fixes.ts';
 import { loadInventory, type Machine } from '../inventory.ts';
 import { hostConnector } from '../transport/index.ts';
 import { localKubectl } from '../probes/api.ts';
+import { createFacts } from '../engine/facts.ts';
 import type { Transport } from '../transport/types.ts';
 import { runningPid } from '../lab/boot.ts';
 import { labRebootMachine, labStopMachine } from '../lab/control.ts';
@@ -53,6 +54,7 @@ export async function labBreak(req: BreakRequest, paths: LabPaths, progress: Pro
   const connect = hostConnector(inventory, { dir });
   const connected = async () => (transport ??= await connect({ name: machine.hostname, machine }));
   const cp = inventory.controlPlanes[0]!;
+  const apiTransportOf = async () => (apiTransport ??= await connect({ name: cp.hostname, machine: cp }));
   const env: BreakEnv = {
     inventory,
     machine,
@@ -63,9 +65,14 @@ export async function labBreak(req: BreakRequest, paths: LabPaths, progress: Pro
     },
     async kubectl(args) {
       const cmd = localKubectl(args, 30);
-      const r = await (apiTransport ??= await connect({ name: cp.hostname, machine: cp })).exec(cmd);
+      const r = await (await apiTransportOf()).exec(cmd);
       if (r.code !== 0) throw new CommandError(cp.hostname, cmd.text, r.code, r.stderr, r.stdout);
       return r.stdout;
+    },
+    async api(read) {
+      const { answer } = await createFacts(await apiTransportOf()).ask({ answer: read });
+      if (!answer.ok) throw new CommandError(cp.hostname, read.cmd.text, answer.code, answer.error, '');
+      return answer.items;
     },
     upload: async (path, content, mode) => (await connected()).upload(path, { data: Buffer.from(content) }, { mode }),
     stop: async () => void (await labStopMachine(state, paths, machine.hostname)),

@@ -13,6 +13,8 @@ import type { Inventory, Machine, Role } from '../inventory.ts';
 import { HOSTS_MARKERS, PKI, WORKER } from '../layout.ts';
 import { PAUSE_IMAGE, WEB_IMAGE } from '../images/names.ts';
 import { CRI_NAMESPACE, CTR } from '../probes/containerd.ts';
+import { clusterObjects, podsLabelled, type KubeObject, type ObjectsRead } from '../probes/kubectl.ts';
+import type { ProbeRequest } from '../probes/probe.ts';
 import { registryDir } from '../render/registries.ts';
 import { podRoutes } from '../render/routes.ts';
 import { POD_FORWARD_CHAIN } from '../net/pod-forwarding.ts';
@@ -26,8 +28,10 @@ export interface BreakEnv {
   machine: Machine;
   /** Runs a command on the machine; throws a CommandError naming machine, command and stderr. */
   exec(cmd: Command): Promise<string>;
-  /** Runs kubectl with these arguments against the cluster's API (admin kubeconfig, on the first control plane). */
+  /** Changes the cluster: kubectl with these arguments against its API (admin kubeconfig, on the first control plane). */
   kubectl(args: Command): Promise<string>;
+  /** Reads the cluster's API through probes of the registry (on the first control plane), typed as each parses; a failed read throws. */
+  api(read: ProbeRequest<ObjectsRead>): Promise<KubeObject[]>;
   /** Writes a file on the machine (temp file + rename). */
   upload(path: string, content: string, mode: number): Promise<void>;
   /** Stops the machine (clean shutdown of its systemd-nspawn). */
@@ -249,8 +253,8 @@ export const SCENARIOS: Scenario[] = [
       const node = env.machine.hostname;
       await readyAgain(env, node, restarted);
       // A pod keeps the resolver file it started with: only CoreDNS pods started now get the stub.
-      const pods = async () => (await env.kubectl(sh`get pods -n kube-system -l k8s-app=kube-dns --no-headers -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName`))
-        .split('\n').map((l) => l.trim().split(/\s+/)).filter((p) => p[0]) as [string, string][];
+      const pods = async () => ((await env.api(podsLabelled.ask('kube-system', 'k8s-app=kube-dns'))) as PodPlaced[])
+        .map((p): [string, string] => [p.metadata?.name ?? '', p.spec?.nodeName ?? '']).filter((p) => p[0]);
       const before = await pods();
       const here = before.filter((p) => p[1] === node).map((p) => p[0]);
       // None on this node: one from elsewhere, whose replacement the scheduler prefers to put where no CoreDNS runs.
@@ -278,12 +282,19 @@ export const SCENARIOS: Scenario[] = [
   },
 ];
 
+/** A pod as far as where it runs goes. */
+type PodPlaced = KubeObject & { spec?: { nodeName?: string } };
+
+/** A Node as far as its Ready condition and taints go. */
+type NodeState = KubeObject & { status?: { conditions?: { type: string; status: string; lastHeartbeatTime?: string }[] }; spec?: { taints?: { key: string }[] } };
+
 /** Waits (up to 2 minutes) until node's kubelet has said Ready since `since` (seconds since the epoch) and the node carries no not-ready taint. */
 async function readyAgain(env: BreakEnv, node: string, since: number): Promise<void> {
-  const ask = sh`get node ${node} -o ${'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime} {.spec.taints[*].key}'}`;
   for (let i = 0; i < 60; i++) {
-    const [status, heartbeat, ...taints] = (await env.kubectl(ask)).trim().split(/\s+/);
-    if (status === 'True' && Date.parse(heartbeat ?? '') / 1000 > since && !taints.includes('node.kubernetes.io/not-ready')) return;
+    const [read] = (await env.api(clusterObjects.ask([`nodes/${node}`]))) as NodeState[];
+    const ready = read?.status?.conditions?.find((c) => c.type === 'Ready');
+    const taints = (read?.spec?.taints ?? []).map((t) => t.key);
+    if (ready?.status === 'True' && Date.parse(ready.lastHeartbeatTime ?? '') / 1000 > since && !taints.includes('node.kubernetes.io/not-ready')) return;
     await new Promise((r) => setTimeout(r, 2000));
   }
   throw new FailureError(`${node} did not report Ready within 2 minutes after its kubelet restarted`, `check "journalctl -u kubelet" on ${node}`);
