@@ -14,6 +14,12 @@ export interface ServiceState {
   needsReload?: boolean;
   /** An earlier run wrote this service's restart-due marker and stopped before the restart (ANY.restartDue). */
   restartDue?: boolean;
+  /**
+   * systemd is about to start it again by itself (ActiveState activating, SubState auto-restart: it
+   * exited and its Restart= holds it for RestartSec), as the controller manager and the scheduler
+   * do for a few seconds after the API server they lead through restarted.
+   */
+  autoRestart?: boolean;
 }
 
 /**
@@ -23,7 +29,7 @@ export interface ServiceState {
 export function serviceStatesCommand(services: readonly string[]): Command {
   // A name with a dot is a unit of another kind (swap.target, whose mask worker-os checks): asked
   // in the same call, not by a `systemctl is-enabled` of its own.
-  const show = sh`systemctl show -p Id -p UnitFileState -p ActiveState -p LoadState -p NeedDaemonReload ${services.map(unitName)}`;
+  const show = sh`systemctl show -p Id -p UnitFileState -p ActiveState -p SubState -p LoadState -p NeedDaemonReload ${services.map(unitName)}`;
   return sh`${show}; for s in ${services}; do if [ -e ${ANY.restartDue}/"$s" ]; then echo; echo "RestartDue=$s"; fi; done; :`;
 }
 
@@ -40,6 +46,7 @@ export function parseServiceStates(text: string): Map<string, ServiceState> {
     const name = props.Id.replace(/\.service$/, '');
     const state: ServiceState = { enabled: props.UnitFileState ?? '', active: props.ActiveState ?? '', loaded: props.LoadState !== 'not-found' };
     if (props.NeedDaemonReload === 'yes') state.needsReload = true;
+    if (props.ActiveState === 'activating' && props.SubState === 'auto-restart') state.autoRestart = true;
     if (due.has(name)) state.restartDue = true;
     out.set(name, state);
   }

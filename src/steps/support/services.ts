@@ -42,7 +42,7 @@ export function serviceChanges(states: Map<string, ServiceState>, services: read
 /** Enable, then start or restart one service, as its state and its changed inputs require. */
 function changesOf(s: string, state: ServiceState | undefined, inputs: ServiceInput[], changed: Set<string>): Change[] {
   const out: Change[] = [];
-  const { enabled, active, restartDue } = state ?? { enabled: '', active: '' };
+  const { enabled, active, restartDue, autoRestart } = state ?? { enabled: '', active: '' };
   if (enabled !== 'enabled') out.push({ kind: 'exec', cmd: enableService(s), reason: `${s} is ${enabled || 'not installed'}` });
   const why = inputs.filter((i) => i.services.includes(s) && changed.has(i.path)).map((i) => i.path);
   // The marker is cleared by the restart that honours it (and by one this run marked itself).
@@ -51,7 +51,11 @@ function changesOf(s: string, state: ServiceState | undefined, inputs: ServiceIn
     out.push({ kind: 'exec', cmd: startAndWait('restart', s, clear), reason: `input changed: ${why.join(', ')}` });
   } else if (restartDue) {
     out.push({ kind: 'exec', cmd: startAndWait('restart', s, true), reason: `an earlier run installed new inputs of ${s} and stopped before restarting it` });
-  } else if (active !== 'active') {
+  } else if (active !== 'active' && !autoRestart) {
+    // Why not one in auto-restart: systemd starts it within its RestartSec whatever the plan says
+    // (a controller manager that lost its lease while the API server restarted exits, and comes
+    // back 5 s later); a start planned for it would be a re-plan that is never empty. One that keeps
+    // failing is verify's and doctor's to name.
     out.push({ kind: 'exec', cmd: startAndWait('start', s), reason: `${s} is ${active || 'not running'}` });
   }
   return out;
