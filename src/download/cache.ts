@@ -8,10 +8,16 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCacheDir } from './cache-dir.ts';
 
+/** hardway's cache root: $XDG_CACHE_HOME/hardway, else ~/.cache/hardway (the downloads, the builds, the lab's roots). */
+export function cacheRoot(env: NodeJS.ProcessEnv): string {
+  // The XDG spec says a relative XDG_CACHE_HOME is ignored; every user of the cache must agree on it.
+  const base = env.XDG_CACHE_HOME?.startsWith('/') ? env.XDG_CACHE_HOME : join(env.HOME || homedir(), '.cache');
+  return join(base, 'hardway');
+}
+
 /** The cache directory for downloads, from the environment (XDG_CACHE_HOME, else HOME/.cache). */
 export function cacheDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
-  return downloadsIn(join(base, 'hardway'));
+  return downloadsIn(cacheRoot(env));
 }
 
 /** The download cache inside hardway's cache root (which also holds the builds and apt lists). */

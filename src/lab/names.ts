@@ -1,6 +1,6 @@
 // Where the lab keeps things on the host and how host-wide names are derived from a lab name.
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { cacheRoot } from '../download/cache.ts';
 
 /** Default lab name, and the directory it writes to when --dir is not given. */
 export const DEFAULT_LAB = 'lab';
@@ -15,8 +15,7 @@ export interface LabPaths {
 
 /** The standard locations: /var/lib/hardway/labs and ${XDG_CACHE_HOME:-~/.cache}/hardway. */
 export function defaultLabPaths(env: NodeJS.ProcessEnv): LabPaths {
-  const cache = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
-  return { stateRoot: env.HARDWAY_LAB_STATE ?? '/var/lib/hardway/labs', cacheRoot: join(cache, 'hardway') };
+  return { stateRoot: env.HARDWAY_LAB_STATE ?? '/var/lib/hardway/labs', cacheRoot: cacheRoot(env) };
 }
 
 /** A lab name: lower-case letters, digits and '-', at most 12 characters (the bridge name is hw-<name>). */

@@ -16,7 +16,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { aptFor, showPackages } from '../download/apt.ts';
-import { findVerified } from '../download/cache.ts';
+import { downloadsIn, findVerified } from '../download/cache.ts';
 import { fetchDebs } from '../download/debian.ts';
 import { hostArch } from '../download/arch.ts';
 import { FailureError, InputError } from '../errors.ts';
@@ -104,7 +104,7 @@ export function addRegistryHost(root: string, registry: LabMachine): void {
 
 /** docker-registry's .deb for this host's architecture, from the download cache or apt-get download (verified). */
 export async function registryDeb(cacheRoot: string, report: (line: string) => void): Promise<string> {
-  const cache = join(cacheRoot, 'downloads');
+  const cache = downloadsIn(cacheRoot);
   const arch = await hostArch();
   const apt = await aptFor(arch, join(cacheRoot, 'apt-lists'));
   const info = (await showPackages(apt, [REGISTRY_PACKAGE])).get(REGISTRY_PACKAGE);
@@ -172,7 +172,7 @@ export async function pushImages(labDir: string, ip: string, cacheRoot: string, 
   }
   if (archiveNames(labDir).length === 0) {
     report('no images in images/ yet: building the pause and web images (hardway build-images)');
-    const cache = join(cacheRoot, 'downloads');
+    const cache = downloadsIn(cacheRoot);
     await buildImages({ projectDir: labDir, arch: await hostArch(), cache, aptListsRoot: join(cacheRoot, 'apt-lists'), log: report });
   }
   const lines: string[] = [];

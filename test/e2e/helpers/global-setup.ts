@@ -5,9 +5,9 @@
  * and takes the shared lab down when the run ends, whatever happened, if this run made it.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { cacheRoot } from '../../../src/download/cache.ts';
 import { claimShared, releaseShared } from './shared-lab.ts';
 
 declare module 'vitest' {
@@ -19,7 +19,7 @@ declare module 'vitest' {
 
 /** Which of the one-time builds are not in the user cache yet (each takes minutes on a fresh machine). */
 export function coldCaches(env: NodeJS.ProcessEnv = process.env): string[] {
-  const root = join(env.XDG_CACHE_HOME?.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache'), 'hardway');
+  const root = cacheRoot(env);
   const entries = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
   // The lab's root is renamed into place whole; a finished build is a directory holding build.json.
   const rootfs = entries(root).some((f) => f.startsWith('rootfs-'));
