@@ -22,12 +22,16 @@ export const NODE_LIST_FROM = 4;
  */
 export const OBJECTS_NAMESPACE = 'kube-system';
 
+/** A command's stdout when it succeeds; when it fails, its stderr instead (a probe's own stderr is dropped) and its exit code. */
+const stderrOnFailure = (cmd: Command): Command => sh`{ err=$(${cmd} 2>&1 >&3); } 3>&1; rc=$?; [ "$rc" -eq 0 ] || printf '%s\\n' "$err"; exit "$rc"`;
+
 /**
  * `kubectl get RESOURCES -o json --ignore-not-found` for objects named TYPE/NAME (kubectl takes
  * several only in that form; a missing one is left out, not an error; exit NO_KUBECTL without
  * kubectl). Several objects answer as one List. NODE_LIST_FROM or more `nodes/NAME` are read as
  * `kubectl get nodes` (every Node: the reader picks its own) after the others, in the same
- * command: its answer is then two JSON documents, which objectItems reads as one.
+ * command: its answer is then two JSON documents, which objectItems reads as one. When it fails, its
+ * stdout is kubectl's error (stderrOnFailure), so the failure says why.
  */
 export function getObjectsCommand(resources: readonly string[]): Command {
   const nodes = resources.filter((r) => r.startsWith('nodes/'));
@@ -37,7 +41,7 @@ export function getObjectsCommand(resources: readonly string[]): Command {
     ...(named.length ? [localKubectl(sh`get ${named} -n ${OBJECTS_NAMESPACE} -o json --ignore-not-found`, 10)] : []),
     ...(listNodes ? [localKubectl(sh`get nodes -o json`, 10)] : []),
   ];
-  return sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit ${NO_KUBECTL}; }; ${joinCommands(gets, ' && ')}`;
+  return stderrOnFailure(sh`command -v kubectl >/dev/null || { echo "kubectl not found" >&2; exit ${NO_KUBECTL}; }; ${joinCommands(gets, ' && ')}`);
 }
 
 /**
@@ -137,8 +141,8 @@ export const clusterObjectsAgain = waitProbe('cluster-objects-again', (_timeoutS
 export const nodeListed = probe('node-listed', (name: string) => sh`${localKubectl(sh`get node ${name} -o name --ignore-not-found`)} 2>&1`,
   (a): NodeListed => (a.code === 0 ? { ok: true, listed: a.stdout.trim() !== '' } : failure(a)));
 
-/** The pods of a namespace with a label (`kubectl get pods -o json`). */
-export const podsLabelled = probe('pods-labelled', (namespace: string, label: string) => localKubectl(sh`get pods -n ${namespace} -l ${label} -o json`, 10), readObjects);
+/** The pods of a namespace with a label (`kubectl get pods -o json`); kubectl's error when it fails. */
+export const podsLabelled = probe('pods-labelled', (namespace: string, label: string) => stderrOnFailure(localKubectl(sh`get pods -n ${namespace} -l ${label} -o json`, 10)), readObjects);
 
 /** Waits (up to its seconds) for the local API server's /readyz; says kubectl's last error when it gives up. */
 export const apiReady = waitProbe('wait-api', (timeoutS: number) => sh`{ ${waitApiCommand(timeoutS)}; } 2>&1`, readWaitEnd);
@@ -158,9 +162,6 @@ export interface JumpboxKubectl {
 export function jumpboxKubectlArgs(k: Omit<JumpboxKubectl, 'kubectl'>): string[] {
   return ['--kubeconfig', k.kubeconfig, `--server=${k.server}`, '--request-timeout=5s'];
 }
-
-/** A command's stdout when it succeeds; when it fails, its stderr instead (a probe's own stderr is dropped) and its exit code. */
-const stderrOnFailure = (cmd: Command): Command => sh`{ err=$(${cmd} 2>&1 >&3); } 3>&1; rc=$?; [ "$rc" -eq 0 ] || printf '%s\\n' "$err"; exit "$rc"`;
 
 /** kubectl's verb and arguments of doctor's lists: every Node, Pod, Deployment and Event in one List. */
 export const API_LISTS_VERB = ['get', 'nodes,pods,deployments,events', '--all-namespaces', '-o', 'json'] as const;

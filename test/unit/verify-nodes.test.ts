@@ -47,7 +47,7 @@ describe('cluster object reads asked at once share one kubectl', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]).toHaveLength(1);
     const cmd = sent[0]![0]!;
-    expect(cmd.op === 'P' && cmd.cmd.text).toMatch(/kubectl --kubeconfig=\S+ --request-timeout=10s get clusterrole\/x clusterrolebinding\/x nodes\/node-0 nodes\/node-1 -n kube-system -o json --ignore-not-found$/);
+    expect(cmd.op === 'P' && cmd.cmd.text).toMatch(/kubectl --kubeconfig=\S+ --request-timeout=10s get clusterrole\/x clusterrolebinding\/x nodes\/node-0 nodes\/node-1 -n kube-system -o json --ignore-not-found 2>&1 >&3\)/);
     expect(rbac).toEqual(nodes);
   });
 });
@@ -56,11 +56,11 @@ describe('many nodes are read as one list', () => {
   const names = (n: number) => Array.from({ length: n }, (_, i) => `nodes/node-${i}`);
 
   it(`reads ${NODE_LIST_FROM} or more Nodes with one "get nodes" after the named objects, fewer by name`, () => {
-    expect(getObjectsCommand(names(NODE_LIST_FROM - 1)).text).toMatch(/get nodes\/node-0 nodes\/node-1 nodes\/node-2 -n kube-system -o json --ignore-not-found$/);
+    expect(getObjectsCommand(names(NODE_LIST_FROM - 1)).text).toMatch(/get nodes\/node-0 nodes\/node-1 nodes\/node-2 -n kube-system -o json --ignore-not-found 2>&1 >&3\)/);
     const many = getObjectsCommand(['clusterrole/x', ...names(100)]).text;
-    expect(many).toMatch(/get clusterrole\/x -n kube-system -o json --ignore-not-found && kubectl --kubeconfig=\S+ --request-timeout=10s get nodes -o json$/);
+    expect(many).toMatch(/get clusterrole\/x -n kube-system -o json --ignore-not-found && kubectl --kubeconfig=\S+ --request-timeout=10s get nodes -o json 2>&1 >&3\)/);
     expect(many).not.toContain('nodes/node-');
-    expect(getObjectsCommand(names(100)).text).toMatch(/; kubectl --kubeconfig=\S+ --request-timeout=10s get nodes -o json$/);
+    expect(getObjectsCommand(names(100)).text).toMatch(/; kubectl --kubeconfig=\S+ --request-timeout=10s get nodes -o json 2>&1 >&3\)/);
   });
 
   it('reads the items of both documents of such an answer, pretty-printed as kubectl prints them', () => {

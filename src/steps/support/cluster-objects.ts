@@ -46,7 +46,7 @@ export async function readLiveObjects<T extends KubeObject>(ctx: StepContext, re
       );
     }
     const { again } = await ctx.facts.ask({ again: clusterObjects.ask(resources) });
-    if (!again.ok) throw new FailureError(`cannot read ${resources.join(', ')} from the cluster (kubectl exit ${again.code})`);
+    if (!again.ok) throw new FailureError(`cannot read ${resources.join(', ')} from the cluster (kubectl exit ${again.code}${again.error ? `: ${again.error}` : ''})`);
     live = again;
   }
   return { items: live.items as T[] };
