@@ -14,10 +14,10 @@ export interface StepEntry {
 }
 
 type DeclaredOption = { [K in StepName]: (typeof STEP_NAMES)[K] extends { options: readonly (infer O)[] } ? O : never }[StepName];
-// Why: the step table sits below this folder and cannot name ./options.ts's type; this line fails
-// to compile when it names an option ./options.ts does not declare.
-const declaredOptionsAreKnown: readonly StepOptionName[] = [] as DeclaredOption[];
-void declaredOptionsAreKnown;
+/** Compiles only when its argument is `true`. */
+type MustHold<T extends true> = T;
+/** A check at compile time: the step table sits below this folder and cannot name ./options.ts's type, so this fails to compile when it names an option ./options.ts does not declare. */
+export type DeclaredOptionsAreKnown = MustHold<[DeclaredOption] extends [StepOptionName] ? true : false>;
 
 /** The step src/steps/<name>.ts exports under any name (one whose `name` is `name`). */
 async function loadStep(name: StepName): Promise<Step> {
