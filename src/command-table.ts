@@ -35,7 +35,7 @@ export const STEP_NAMES = {
   verify: { options: ['ready-timeout'] },
   reset: { options: ['local', 'delete-data'] },
   'drain-node': {},
-  smoke: { options: ['web-image'] },
+  smoke: { options: ['web-image', 'rollout-timeout'] },
 } as const;
 
 /** The name of a step. */

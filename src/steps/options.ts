@@ -12,6 +12,7 @@ export const STEP_OPTIONS = {
   'delete-data': { type: 'string', multiple: true, arg: 'WHAT', choices: ['etcd'], description: "reset: also delete this data, named: etcd (/var/lib/etcd, the whole cluster state); kept otherwise" },
   'ignore-preflight': { type: 'string', multiple: true, arg: 'NAME', choices: [...PREFLIGHT_NAMES, ALL_PREFLIGHT], description: `preflight: skip this check, or ${ALL_PREFLIGHT}: ${PREFLIGHT_NAMES.join(', ')}` },
   'web-image': { type: 'string', arg: 'IMAGE', default: 'nginx:stable', formerly: 'image', description: 'smoke: the web server image (HTTP on port 80) the test deployment runs; the workers must be able to pull it' },
+  'rollout-timeout': { type: 'string', arg: 'SECONDS', default: '180', range: [1, 3600], description: "smoke: how long to wait for the test deployment's pod to run (pulling the web image included)" },
 } as const satisfies Record<string, OptionSpec>;
 
 /** The name of a step option. */
@@ -37,7 +38,7 @@ export function listOption(options: StepOptions, name: 'delete-data' | 'ignore-p
 }
 
 /** A whole-number option (checked against its range by the CLI) as given, else its default. */
-export function numberOption(options: StepOptions, name: 'api-timeout' | 'ready-timeout'): number {
+export function numberOption(options: StepOptions, name: 'api-timeout' | 'ready-timeout' | 'rollout-timeout'): number {
   const v = options.values[name];
   return Number(typeof v === 'string' ? v : STEP_OPTIONS[name].default);
 }

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { WEB_IMAGE } from '../../src/images/names.ts';
 import type { Lab } from './helpers/lab.ts';
 import { useSharedCluster } from './helpers/shared-lab.ts';
 import { eventually, failures, jumpboxKubectl, remoteSha256, runJson } from './helpers/cluster.ts';
@@ -106,5 +107,11 @@ describe('encryption key rotation on a running 1-server 2-worker cluster (real v
     expect(failures(up.json), up.stderr).toEqual({});
     expect(up.json.changed, JSON.stringify(up.json.results.filter((r) => r.status !== 'unchanged'))).toBe(0);
     expect(await nodes(l)).toEqual(READY);
+
+    // smoke writes a Secret of its own and finds it stored under the new key (it once looked for key1 alone).
+    const smoke = await l.hardway(['smoke', '--web-image', WEB_IMAGE]);
+    expect(smoke.code, `${smoke.stdout}\n${smoke.stderr}`).toBe(0);
+    expect(smoke.stdout + smoke.stderr).toContain(`secret stored encrypted in etcd (k8s:enc:aescbc:v1:${fresh})`);
+    await jumpboxKubectl(l, ['delete', 'deployment,service', 'hardway-smoke', '--ignore-not-found']);
   });
 });

@@ -1,7 +1,7 @@
 // The smoke test's pod choice: the pod's own node (not the list's), and never a Terminating pod
 // of an earlier run's ReplicaSet (both seen on a real cluster).
 import { describe, expect, it } from 'vitest';
-import { runningPod, smokeStep } from '../../src/steps/smoke.ts';
+import { runningPod, smokeStep, storedKey } from '../../src/steps/smoke.ts';
 import { podEventReasons } from '../../src/steps/support/pod-events.ts';
 
 describe('smoke: which pod is checked', () => {
@@ -57,12 +57,44 @@ describe('smoke: a deployment that does not roll out', () => {
       [/rollout status deployment\/hardway-smoke/, () => ({ code: 1, stdout: '', stderr: 'error: timed out waiting for the condition\n' })],
       [/get pods -l app=hardway-smoke -o 'jsonpath=\{\.items\[\*\]\.metadata\.name\}'/, ok('hardway-smoke-7d-x')],
       [/get events --field-selector involvedObject\.kind=Pod -o json/, ok(JSON.stringify(events))],
-      [/etcdctl/, ok('k8s:enc:aescbc:v1:key1')],
+      [/etcdctl/, ok('k8s:enc:aescbc:v1:key1:\\0')],
       [/kubectl/, ok()],
     );
     const log = { info: () => undefined, debug: () => undefined };
     const run = smokeStep.run({ host: 'server', inventory: inv, machine: inv.controlPlanes[0]!, facts: undefined as never, options: stepOptions(), log, transport: t });
     await expect(run).rejects.toThrow('smoke test: deployment hardway-smoke did not roll out (error: timed out waiting for the condition):\n' +
       '  - hardway-smoke-7d-x: FailedCreatePodSandBox: failed to get sandbox image "localhost/hardway/pause:1"');
+  });
+});
+
+describe('smoke: the secret stored encrypted', () => {
+  // As `etcdctl get | od -An -c | tr -d ' \n'` shows a value: printable characters as they are, others as \0 or octal.
+  const shown = (key: string) => `/registry/secrets/default/hardway-smoke\\nk8s:enc:aescbc:v1:${key}:\\0302\\t\\0`;
+
+  it('finds the key it is stored under: key1 at first, another after a rotation', () => {
+    expect(storedKey(shown('key1'))).toBe('key1');
+    expect(storedKey(shown('key2'))).toBe('key2');
+  });
+
+  it('finds none for a value stored in the clear (identity) or under another provider', () => {
+    expect(storedKey('/registry/secrets/default/hardway-smoke\\nk8s\\0\\n\\fv1Secret')).toBeUndefined();
+    expect(storedKey(`/registry/secrets/default/hardway-smoke\\nk8s:enc:secretbox:v1:key1:\\0`)).toBeUndefined();
+  });
+
+  it('passes the check after a rotation (key2) and waits --rollout-timeout for the deployment', async () => {
+    const { FakeTransport } = await import('../fixtures/fake-transport.ts');
+    const { inventoryOf, stepOptions } = await import('./engine.helpers.ts');
+    const inv = inventoryOf();
+    const t = new FakeTransport('server');
+    const info: string[] = [];
+    t.handlers.push(
+      [/rollout status deployment\/hardway-smoke --timeout=45s/, () => ({ code: 1, stdout: '', stderr: 'error: timed out waiting for the condition\n' })],
+      [/etcdctl/, () => ({ code: 0, stdout: shown('key2'), stderr: '' })],
+      [/kubectl/, () => ({ code: 0, stdout: '', stderr: '' })],
+    );
+    const log = { info: (m: string) => void info.push(m), debug: () => undefined };
+    const run = smokeStep.run({ host: 'server', inventory: inv, machine: inv.controlPlanes[0]!, facts: undefined as never, options: stepOptions({ values: { 'rollout-timeout': '45' } }), log, transport: t });
+    await expect(run).rejects.toThrow('did not roll out (error: timed out waiting for the condition)');
+    expect(info).toContain('secret stored encrypted in etcd (k8s:enc:aescbc:v1:key2)');
   });
 });
