@@ -1,6 +1,6 @@
 // smoke: the smoke test of a finished cluster (needs the real Kubernetes binaries and an image the
 // workers can pull). It writes to the cluster, so it is its own command, not part of verify:
-// 1. a secret created through the API is stored in etcd encrypted (prefix k8s:enc:aescbc:v1:key1);
+// 1. a secret created through the API is stored in etcd encrypted (prefix k8s:enc:aescbc:v1:KEY, key1 until the first rotation);
 // 2. a deployment's pod reaches Running, and `kubectl logs`, `exec` and `port-forward` work (API
 //    server -> kubelet:10250 through the kubelet RBAC);
 // 3. a NodePort service answers on the node that runs the pod;
