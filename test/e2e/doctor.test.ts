@@ -411,7 +411,7 @@ describe('hardway doctor and hardway lab break on a real 1+2 lab with a registry
     // made while the image was there: smoke's pods must be new ones, which need the sandbox image.
     await jumpboxKubectl(l, ['delete', 'deployment', 'hardway-smoke', '--ignore-not-found', '--wait=true', '--timeout=120s']);
     // Its events say why within seconds: waiting smoke's default 180 s for the rollout would add nothing.
-    const smoke = await l.hardway(['smoke', '--web-image', WEB_IMAGE, '--rollout-timeout', '40']);
+    const smoke = await l.hardway(['smoke', '--web-image', WEB_IMAGE, '--rollout-timeout', '60']);
     expect(smoke.code).toBe(1);
     // The summary puts each line of the error under its machine's name (`server: - ...`).
     const said = /deployment hardway-smoke did not roll out \([^)]*\): (?:\S+: )?- hardway-smoke-\S+: FailedCreatePodSandBox: .*/.exec(flat(smoke));
