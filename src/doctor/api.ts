@@ -91,7 +91,7 @@ const NOTHING = { nodes: [], podImages: [], podProblems: [], podEvents: [] };
 
 interface K8sObject {
   kind: string;
-  metadata: { name: string; namespace?: string; creationTimestamp?: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace?: string; creationTimestamp?: string; deletionTimestamp?: string; labels?: Record<string, string> };
   /** An Event's: what it is about, why, and when it was last seen. */
   involvedObject?: { kind?: string; name?: string; namespace?: string };
   type?: string;
@@ -131,9 +131,19 @@ export function evidenceFrom(objects: readonly KubeObject[]): Omit<ApiEvidence, 
     podEvents: lastWarnings(items.filter((i) => i.kind === 'Event')),
     ...(coredns ? { dnsDeployment: { replicas: coredns.spec?.replicas ?? 0, ready: coredns.status?.readyReplicas ?? 0 } } : {}),
     dnsPods: items.filter((i) => i.kind === 'Pod' && i.metadata.namespace === DNS_NAMESPACE && i.metadata.labels?.[DNS_LABEL[0]] === DNS_LABEL[1]
-      && i.status?.phase === 'Running' && i.status.podIP && i.spec?.nodeName)
+      && answersOnItsPort(i) && i.status?.podIP && i.spec?.nodeName)
       .map((p) => ({ name: p.metadata.name, node: p.spec!.nodeName!, ip: p.status!.podIP! })),
   };
+}
+
+/**
+ * A pod that listens on its port now: Running, Ready, and not being deleted. Why: a pod being
+ * replaced (after a fix, a rollout) keeps saying Running while its sandbox and address go away, and
+ * one in a crash loop refuses; a connect to either fails with the network working.
+ */
+function answersOnItsPort(p: K8sObject): boolean {
+  return p.status?.phase === 'Running' && !p.metadata.deletionTimestamp
+    && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 }
 
 /** The latest warning event of each pod (by when it was last seen). */

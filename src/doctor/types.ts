@@ -69,7 +69,7 @@ export interface ApiEvidence {
   podEvents?: PodEvent[];
   /** The cluster DNS add-on's Deployment (kube-system/coredns): replicas wanted and ready; undefined when it does not exist. */
   dnsDeployment?: { replicas: number; ready: number };
-  /** The cluster DNS pods that run and have an address: what doctor's function checks reach across nodes. */
+  /** The cluster DNS pods that are Ready, not being deleted, with an address: what doctor's function checks reach across nodes. */
   dnsPods?: DnsPod[];
 }
 
@@ -108,7 +108,7 @@ export interface DoctorContext {
   testImages: string[];
   /** The image names the archives of images/ hold (what `hardway images` loads); undefined: not read. */
   archived?: string[];
-  /** The cluster DNS pods the API listed (running, with an address); none when it did not answer. */
+  /** The cluster DNS pods the API listed (Ready, not being deleted, with an address); none when it did not answer. */
   dnsPods?: DnsPod[];
   /** Machine clock fallback for certificate checks (ms since the epoch), when a machine did not say. */
   now: number;

@@ -304,6 +304,9 @@ describe('doctor: parsing and reading', () => {
       { kind: 'Pod', metadata: { name: 'p' }, spec: { nodeName: 'node-0', containers: [{ image: 'localhost:5001/hardway/web:1' }] } },
       { kind: 'Pod', metadata: { name: 'pending' }, spec: { containers: [{ image: 'nginx' }] }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' }] } },
       { kind: 'Pod', metadata: { name: 'coredns-a', namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' } }, spec: { nodeName: 'node-1', containers: [{ image: 'coredns' }] }, status: { phase: 'Running', podIP: '10.200.1.5', conditions: [{ type: 'Ready', status: 'True' }] } },
+      // Running too, but not reachable on its port: one being replaced (its sandbox going away), one not Ready (a crash loop).
+      { kind: 'Pod', metadata: { name: 'coredns-old', namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' }, deletionTimestamp: '2026-12-02T10:02:00Z' }, spec: { nodeName: 'node-1', containers: [{ image: 'coredns' }] }, status: { phase: 'Running', podIP: '10.200.1.4', conditions: [{ type: 'Ready', status: 'True' }] } },
+      { kind: 'Pod', metadata: { name: 'coredns-loop', namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' } }, spec: { nodeName: 'node-1', containers: [{ image: 'coredns' }] }, status: { phase: 'Running', podIP: '10.200.1.3', conditions: [{ type: 'Ready', status: 'False' }] } },
       { kind: 'Deployment', metadata: { name: 'coredns', namespace: 'kube-system' }, spec: { replicas: 2 }, status: { readyReplicas: 1 } },
       { kind: 'Deployment', metadata: { name: 'coredns', namespace: 'default' }, spec: { replicas: 5 }, status: {} },
       { kind: 'Event', metadata: { name: 'e1' }, involvedObject: { kind: 'Pod', name: 'pending', namespace: 'default' }, type: 'Warning', reason: 'FailedScheduling', message: 'older', lastTimestamp: '2026-12-02T10:00:00Z' },
@@ -312,11 +315,11 @@ describe('doctor: parsing and reading', () => {
     ] });
     expect(parseNodesAndPods(json)).toEqual({
       nodes: [{ name: 'node-0', ready: 'False', reason: 'KubeletNotReady', message: 'x', podCidr: '10.200.0.0/24' }, { name: 'node-1', ready: '' }],
-      podImages: [{ node: 'node-0', image: 'localhost:5001/hardway/web:1' }, { node: 'node-1', image: 'coredns' }],
+      podImages: [{ node: 'node-0', image: 'localhost:5001/hardway/web:1' }, ...['coredns-a', 'coredns-old', 'coredns-loop'].map(() => ({ node: 'node-1', image: 'coredns' }))],
       podProblems: [{ name: 'pending', namespace: 'default', node: '', labels: {}, trouble: 'pending', why: 'Unschedulable: 0/2 nodes are available' }],
       podEvents: [{ namespace: 'default', pod: 'pending', reason: 'FailedScheduling', message: 'newer' }],
       dnsDeployment: { replicas: 2, ready: 1 },
-      // The cluster DNS pods that run, with their address: what the function checks reach.
+      // The cluster DNS pods that are Ready and not being deleted, with their address: what the function checks reach.
       dnsPods: [{ name: 'coredns-a', node: 'node-1', ip: '10.200.1.5' }],
     });
   });
