@@ -37,8 +37,11 @@ export function listOption(options: StepOptions, name: 'delete-data' | 'ignore-p
   return Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
 }
 
+/** An option with a range: a whole number (the CLI checks it). */
+type NumberOptionName = { [K in StepOptionName]: (typeof STEP_OPTIONS)[K] extends { range: readonly [number, number] } ? K : never }[StepOptionName];
+
 /** A whole-number option (checked against its range by the CLI) as given, else its default. */
-export function numberOption(options: StepOptions, name: 'api-timeout' | 'ready-timeout' | 'rollout-timeout'): number {
+export function numberOption(options: StepOptions, name: NumberOptionName): number {
   const v = options.values[name];
   return Number(typeof v === 'string' ? v : STEP_OPTIONS[name].default);
 }
